@@ -1,0 +1,74 @@
+// The Koa application: one error middleware, body parsing, one router per resource under /api/v1.
+// Tests drive app.callback() without a port; api/main.ts binds it to API_PORT with the streams.
+import Router from '@koa/router';
+import type { Client } from '@temporalio/client';
+import Koa from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../lib/config';
+import { logger } from '../lib/log';
+import type { Store } from '../lib/mongo';
+import { toHttp } from './errors';
+import { API_PREFIX, mount, openApiDocument, type RouteDef } from './routing';
+import { clusterRoutes } from './routes/clusters';
+import { healthRoutes } from './routes/health';
+
+const log = logger('api');
+
+export interface ApiDeps {
+  config: Config;
+  store: Store;
+  temporal: Client;
+}
+
+/** Every route of the service, in the order the OpenAPI document lists them. */
+export function allRoutes(deps: ApiDeps): RouteDef[] {
+  return [...healthRoutes(deps), ...clusterRoutes(deps)];
+}
+
+export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): Koa {
+  const app = new Koa();
+  const uploadDir = path.join(deps.config.STACK_DIR, 'uploads');
+  mkdirSync(uploadDir, { recursive: true });
+
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { message: `no such path: ${ctx.method} ${ctx.path}` };
+      }
+    } catch (err) {
+      const { status, message, expose } = toHttp(err);
+      ctx.status = status;
+      ctx.body = { message };
+      if (!expose) log.error('request failed', { method: ctx.method, path: ctx.path, err });
+    }
+  });
+
+  app.use(
+    koaBody({
+      multipart: true,
+      urlencoded: true,
+      json: true,
+      jsonLimit: '5mb',
+      formLimit: '5mb',
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+      formidable: { uploadDir, keepExtensions: false, maxFileSize: 1024 * 1024 * 1024, multiples: true },
+      onError: (err) => {
+        throw Object.assign(new Error(`cannot parse the request body: ${err.message}`), { status: 400 });
+      },
+    }),
+  );
+
+  const router = new Router({ prefix: API_PREFIX });
+  mount(router, routes);
+  const doc = openApiDocument(routes);
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = doc;
+  });
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  return app;
+}

@@ -1,0 +1,75 @@
+// MongoDB: the read models (jobs, groups, schedules, job instance results), written only by activities,
+// and the documents the API owns (clusters, saved SQL statements, notebooks).
+// Only the standard driver API is used, so a real replica set works unchanged.
+import { type Collection, type Db, MongoClient, type Document } from 'mongodb';
+import { ClusterType } from '../domain/states';
+import type { Config } from './config';
+
+export const Collections = {
+  clusters: 'clusters',
+  jobs: 'jobs',
+  groups: 'groups',
+  schedules: 'schedules',
+  results: 'jobInstanceResults',
+  sqlSaved: 'sqlSaved',
+  notebooks: 'sqlNotebooks',
+} as const;
+
+export interface Store {
+  client: MongoClient;
+  db: Db;
+  col<T extends Document = Document>(name: (typeof Collections)[keyof typeof Collections]): Collection<T>;
+  close(): Promise<void>;
+}
+
+export async function connectStore(config: Pick<Config, 'MONGO_URL' | 'MONGO_DB'>): Promise<Store> {
+  const client = new MongoClient(config.MONGO_URL, { serverSelectionTimeoutMS: 10_000, maxPoolSize: 50 });
+  await client.connect();
+  const db = client.db(config.MONGO_DB);
+  return {
+    client,
+    db,
+    col: <T extends Document>(name: string) => db.collection<T>(name),
+    close: () => client.close(),
+  };
+}
+
+/** Indexes and the `default` local cluster. Idempotent; run by the API and the worker at start-up. */
+export async function prepareStore(store: Store): Promise<void> {
+  const { col } = store;
+  await Promise.all([
+    col(Collections.clusters).createIndex({ name: 1 }, { unique: true }),
+    col(Collections.groups).createIndex({ name: 1 }, { unique: true }),
+    col(Collections.schedules).createIndex({ name: 1 }, { unique: true }),
+    col(Collections.jobs).createIndex({ groupId: 1 }),
+    col(Collections.jobs).createIndex({ scheduleId: 1 }),
+    col(Collections.jobs).createIndex({ submitTime: -1 }),
+    col(Collections.results).createIndex({ groupId: 1 }),
+    col(Collections.sqlSaved).createIndex({ name: 1 }),
+    col(Collections.notebooks).createIndex({ name: 1 }),
+  ]);
+  const now = Date.now();
+  try {
+    await col(Collections.clusters).updateOne(
+      { _id: 'default' as never },
+      {
+        $setOnInsert: {
+          id: 'default',
+          name: 'default',
+          description: 'Local Spark (spark-submit --master local[N]) on the worker host',
+          type: ClusterType.LOCAL,
+          url: 'local',
+          sparkStorage: 's3',
+          storages: {},
+          memorySettings: { dynamicAllocation: false },
+          defaultApplicationConfig: '',
+          createdTime: now,
+        },
+      },
+      { upsert: true },
+    );
+  } catch (e) {
+    // Two processes starting at once both upsert; the loser sees a duplicate key and the cluster exists.
+    if ((e as { code?: number }).code !== 11000) throw e;
+  }
+}

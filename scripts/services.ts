@@ -1,0 +1,109 @@
+// Starts the dev stack's servers as child processes: the Temporal dev server (with its UI and the
+// service's search attributes) and mongo-java-server. Used by scripts/stack.ts and by the tests.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { SearchAttr } from '../domain/ids';
+import { ROOT } from '../lib/config';
+
+export interface ServicesOptions {
+  stackDir: string;
+  dataDir: string;
+  logDir: string;
+  temporalPort: number;
+  temporalUiPort: number;
+  mongoPort: number;
+  /** Keep data in files (default) or in memory. */
+  persistent: boolean;
+  headless?: boolean;
+}
+
+export interface Services {
+  temporalAddress: string;
+  mongoUrl: string;
+  stop(): Promise<void>;
+}
+
+export function waitForPort(port: number, timeoutMs: number, proc?: ChildProcess, what = 'server'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      if (proc && proc.exitCode !== null) return reject(new Error(`${what} exited with code ${proc.exitCode}`));
+      const s = net.connect({ port, host: '127.0.0.1' });
+      s.once('connect', () => {
+        s.destroy();
+        resolve();
+      });
+      s.once('error', () => {
+        s.destroy();
+        if (Date.now() > deadline) reject(new Error(`${what} did not listen on port ${port} within ${timeoutMs} ms`));
+        else setTimeout(attempt, 100);
+      });
+    };
+    attempt();
+  });
+}
+
+function start(cmd: string, args: string[], logFile: string): ChildProcess {
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  p.stdout?.pipe(out);
+  p.stderr?.pipe(out);
+  return p;
+}
+
+const stopProc = (p: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    const t = setTimeout(() => p.kill('SIGKILL'), 10_000);
+    p.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    p.kill('SIGTERM');
+  });
+
+export async function startServices(o: ServicesOptions): Promise<Services> {
+  for (const d of [o.dataDir, o.logDir]) mkdirSync(d, { recursive: true });
+  const temporalBin = path.join(o.stackDir, 'venv', 'bin', 'temporal');
+  const cpFile = path.join(o.stackDir, 'mongo-classpath.txt');
+  if (!existsSync(temporalBin) || !existsSync(cpFile)) throw new Error(`dev stack not installed in ${o.stackDir}: run scripts/setup.sh`);
+
+  const temporalArgs = [
+    'server', 'start-dev',
+    '--ip', '127.0.0.1',
+    '--port', String(o.temporalPort),
+    '--ui-port', String(o.temporalUiPort),
+    '--log-level', 'warn',
+    // Continue-as-new and updates are used freely; a low workflow-task timeout speeds recovery after a worker crash.
+    '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
+    '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
+    ...Object.values(SearchAttr).flatMap((n) => ['--search-attribute', `${n}=Keyword`]),
+  ];
+  if (o.persistent) temporalArgs.push('--db-filename', path.join(o.dataDir, 'temporal.db'));
+  if (o.headless) temporalArgs.push('--headless');
+  const temporal = start(temporalBin, temporalArgs, path.join(o.logDir, 'temporal.log'));
+
+  const mongoArgs = ['-Xmx512m', '-cp', readFileSync(cpFile, 'utf8').trim(), path.join(ROOT, 'scripts', 'mongo', 'Launcher.java'), '127.0.0.1', String(o.mongoPort)];
+  if (o.persistent) mongoArgs.push(path.join(o.dataDir, 'mongo.mv'));
+  const mongo = start('java', mongoArgs, path.join(o.logDir, 'mongo.log'));
+
+  const stop = async () => {
+    await Promise.all([stopProc(temporal), stopProc(mongo)]);
+  };
+  try {
+    await Promise.all([
+      waitForPort(o.temporalPort, 60_000, temporal, 'temporal dev server'),
+      waitForPort(o.mongoPort, 60_000, mongo, 'mongo-java-server'),
+    ]);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return {
+    temporalAddress: `127.0.0.1:${o.temporalPort}`,
+    mongoUrl: `mongodb://127.0.0.1:${o.mongoPort}/?directConnection=true`,
+    stop,
+  };
+}

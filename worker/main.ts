@@ -1,0 +1,24 @@
+// Entry point of the worker process. More workers on the same task queue add capacity.
+import { loadConfig } from '../lib/config';
+import { logger } from '../lib/log';
+import { connectStore, prepareStore } from '../lib/mongo';
+import { createWorker } from './worker';
+
+const log = logger('worker');
+
+async function main() {
+  const config = loadConfig();
+  const store = await connectStore(config);
+  await prepareStore(store);
+  const worker = await createWorker(config, store);
+  // Worker.run() resolves after shutdown(); the SDK installs SIGTERM/SIGINT handlers that call it.
+  log.info('polling', { taskQueue: worker.options.taskQueue, temporal: config.TEMPORAL_ADDRESS });
+  await worker.run();
+  await store.close();
+  log.info('stopped');
+}
+
+main().catch((e) => {
+  log.error('worker failed', { err: e });
+  process.exit(1);
+});
