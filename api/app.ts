@@ -13,6 +13,8 @@ import { toHttp } from './errors';
 import { API_PREFIX, mount, openApiDocument, type RouteDef } from './routing';
 import { clusterRoutes } from './routes/clusters';
 import { healthRoutes } from './routes/health';
+import { jobRoutes } from './routes/jobs';
+import { createFeeds, streamRoutes, type Feeds } from './streams';
 
 const log = logger('api');
 
@@ -20,11 +22,15 @@ export interface ApiDeps {
   config: Config;
   store: Store;
   temporal: Client;
+  /** The change feeds the streams fan out (created with the app when not given). */
+  feeds?: Feeds;
 }
 
 /** Every route of the service, in the order the OpenAPI document lists them. */
 export function allRoutes(deps: ApiDeps): RouteDef[] {
-  return [...healthRoutes(deps), ...clusterRoutes(deps)];
+  deps.feeds ??= createFeeds(deps.store);
+  // Stream paths come before `/job/:jobId` so that `/job/updates` is not read as a job id.
+  return [...healthRoutes(deps), ...streamRoutes(deps.feeds), ...clusterRoutes(deps), ...jobRoutes(deps)];
 }
 
 export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): Koa {

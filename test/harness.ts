@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { createApp, type ApiDeps } from '../api/app';
+import { attachSocketIo, createFeeds } from '../api/streams';
 import { loadConfig, type Config } from '../lib/config';
 import { connectStore, prepareStore, type Store } from '../lib/mongo';
 import { connectTemporal } from '../lib/temporal';
@@ -42,9 +43,10 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
   const store = await connectStore(config);
   await prepareStore(store);
   const temporal = await connectTemporal(config);
-  const deps: ApiDeps = { config, store, temporal };
+  const deps: ApiDeps = { config, store, temporal, feeds: createFeeds(store) };
   const app = createApp(deps);
   const server = http.createServer(app.callback());
+  const io = attachSocketIo(server, deps.feeds!);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
 
@@ -64,7 +66,10 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     async stop() {
       if (worker && worker.getState() === 'RUNNING') worker.shutdown();
       await running;
+      await io.close();
+      server.closeAllConnections();
       await new Promise((r) => server.close(r));
+      await deps.feeds?.close();
       await temporal.connection.close();
       await store.close();
     },

@@ -1,2 +1,3 @@
 // Every workflow the worker registers. Workflows import activities with `import type` only.
-export {};
+export { singleJobWorkflow } from './job';
+export { deleteJobWorkflow, driverLogsWorkflow } from './ops';

@@ -1,0 +1,105 @@
+// Activities that drive Spark drivers through the adapter of the job's cluster.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { JobLogEntry } from '../domain/types';
+import { ClusterType } from '../domain/states';
+import type { Config } from '../lib/config';
+import { decryptSecret, isEncrypted } from '../lib/crypto';
+import { Collections, type Store } from '../lib/mongo';
+import { createK8sAdapter, type K8sCluster } from './adapters/k8s';
+import { createLocalAdapter } from './adapters/local';
+import type { ClusterAdapter, DriverSpec, DriverStatus, LogRange } from './adapters/types';
+
+/** Failure types the workflows treat as permanent (nonRetryableErrorTypes). */
+export const FailureType = {
+  CLUSTER_NOT_FOUND: 'ClusterNotFound',
+  INVALID_SPEC: 'InvalidSpec',
+} as const;
+
+type ClusterDoc = Record<string, unknown> & { name: string; type: string };
+
+function unseal(key: string, d: ClusterDoc): ClusterDoc {
+  const out: ClusterDoc = { ...d };
+  for (const f of ['clientKey', 'clientKeyPassphrase', 'password']) if (isEncrypted(out[f])) out[f] = decryptSecret(key, out[f] as string);
+  const storages = (out.storages ?? {}) as Record<string, Record<string, unknown>>;
+  out.storages = Object.fromEntries(
+    Object.entries(storages).map(([k, s]) => [
+      k,
+      Object.fromEntries(Object.entries(s).map(([f, v]) => [f, isEncrypted(v) ? decryptSecret(key, v as string) : v])),
+    ]),
+  );
+  return out;
+}
+
+export function createAdapterRegistry(config: Config, store: Store) {
+  const local = createLocalAdapter(config);
+  // k8s adapters are cached per cluster document; a changed cluster (updatedAt) builds a new one.
+  const k8s = new Map<string, { stamp: string; adapter: ClusterAdapter }>();
+  return async function adapterFor(clusterName: string): Promise<ClusterAdapter> {
+    const doc = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: clusterName });
+    if (!doc) throw ApplicationFailure.nonRetryable(`cluster '${clusterName}' does not exist`, FailureType.CLUSTER_NOT_FOUND);
+    if (doc.type === ClusterType.LOCAL) return local;
+    const stamp = JSON.stringify(doc);
+    const cached = k8s.get(clusterName);
+    if (cached && cached.stamp === stamp) return cached.adapter;
+    const adapter = createK8sAdapter({ cluster: unseal(config.SECRET_KEY, doc) as unknown as K8sCluster, config });
+    k8s.set(clusterName, { stamp, adapter });
+    return adapter;
+  };
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+
+export function createDriverActivities(config: Config, adapterFor: (clusterName: string) => Promise<ClusterAdapter>) {
+  return {
+    async launchDriver(clusterName: string, spec: DriverSpec): Promise<DriverStatus> {
+      const adapter = await adapterFor(clusterName);
+      try {
+        return await adapter.launch(spec);
+      } catch (e) {
+        const msg = (e as Error).message ?? String(e);
+        // Specs the adapter refuses (no main resource, pip failure) will not work on a retry either.
+        if (/missing|no main|invalid|pip/i.test(msg)) throw ApplicationFailure.nonRetryable(msg, FailureType.INVALID_SPEC);
+        throw e;
+      }
+    },
+
+    /**
+     * Polls the driver until its phase differs from `known` (or its appId appears), heartbeating, and
+     * returns the new status. Returns the unchanged status after `maxWaitMs` so histories stay bounded.
+     */
+    async watchDriver(clusterName: string, driverId: string, known: DriverStatus, maxWaitMs = 10 * 60_000): Promise<DriverStatus> {
+      const ctx = Context.current();
+      const adapter = await adapterFor(clusterName);
+      const deadline = Date.now() + maxWaitMs;
+      for (;;) {
+        const st = await adapter.status(driverId);
+        if (st.phase !== known.phase || (st.appId && st.appId !== known.appId) || Date.now() > deadline) return st;
+        ctx.heartbeat(st.phase);
+        await sleep(config.WATCH_INTERVAL_MS, ctx.cancellationSignal);
+        if (ctx.cancellationSignal.aborted) return st;
+      }
+    },
+
+    async removeDriver(clusterName: string, driverId: string): Promise<void> {
+      const adapter = await adapterFor(clusterName).catch((e) => {
+        // A deleted cluster leaves nothing we can remove.
+        if (e instanceof ApplicationFailure && e.type === FailureType.CLUSTER_NOT_FOUND) return undefined;
+        throw e;
+      });
+      await adapter?.remove(driverId);
+    },
+
+    async driverLogs(clusterName: string, driverIds: string[], range: LogRange): Promise<JobLogEntry[]> {
+      const adapter = await adapterFor(clusterName);
+      const all = await Promise.all(driverIds.map((id) => adapter.logs(id, range)));
+      return all.flat();
+    },
+  };
+}

@@ -1,0 +1,48 @@
+// The one projection path: workflows hand their whole current record and a version (a counter the
+// workflow owns); a write whose version is not newer than the stored one is dropped, so a late or
+// replayed write never moves a state backwards.
+import type { Collection, Document } from 'mongodb';
+import { parseTags } from '../domain/delimited';
+import type { Group, Job, JobInstanceResult, Schedule } from '../domain/types';
+import { Collections, type Store } from '../lib/mongo';
+
+async function upsertVersioned(col: Collection<Document>, id: string, version: number, doc: Document): Promise<boolean> {
+  try {
+    const r = await col.updateOne({ _id: id, version: { $lt: version } } as Document, { $set: { ...doc, version } }, { upsert: true });
+    return r.modifiedCount + r.upsertedCount > 0;
+  } catch (e) {
+    // The filter missed because the stored version is newer; the upsert then collides on _id.
+    if ((e as { code?: number }).code === 11000) return false;
+    throw e;
+  }
+}
+
+/** Tags are also stored as a map so list filters can match key=value pairs. */
+const tagMap = (tags: string) => {
+  try {
+    return parseTags('tags', tags);
+  } catch {
+    return {};
+  }
+};
+
+export function createProjection(store: Store) {
+  return {
+    async projectJob(job: Job, version: number): Promise<boolean> {
+      return upsertVersioned(store.col(Collections.jobs), job.jobId, version, { ...job, tagMap: tagMap(job.tags) });
+    },
+    async projectGroup(group: Omit<Group, 'jobs'>, version: number): Promise<boolean> {
+      return upsertVersioned(store.col(Collections.groups), group.id, version, { ...group, tagMap: tagMap(group.tags) });
+    },
+    async projectSchedule(schedule: Omit<Schedule, 'jobs'>, version: number): Promise<boolean> {
+      return upsertVersioned(store.col(Collections.schedules), schedule.id, version, { ...schedule, tagMap: tagMap(schedule.tags) });
+    },
+    async projectResult(result: JobInstanceResult, version: number): Promise<boolean> {
+      return upsertVersioned(store.col(Collections.results), result.jobInstanceId, version, { ...result });
+    },
+    /** Removes a job's record (DELETE /job/{id}); done by an activity so the read model keeps one writer. */
+    async deleteJobRecord(jobId: string): Promise<void> {
+      await store.col(Collections.jobs).deleteOne({ _id: jobId } as Document);
+    },
+  };
+}

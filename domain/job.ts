@@ -1,0 +1,39 @@
+// The single job as its workflow carries it, and the read-model record built from it.
+import { formatTags } from './delimited';
+import { JobState, JobType } from './states';
+import type { Job, SparkSpec } from './types';
+
+/** Input of the job workflow `job/<jobId>`. The jobId is derived from the workflow id, never passed. */
+export interface JobWorkflowInput {
+  spec: SparkSpec;
+  maxRetries: number;
+  scheduleId?: string;
+  /** Set when the workflow continues as new: the state it had. */
+  resume?: { job: Job; seq: number };
+}
+
+export function newJobRecord(jobId: string, input: JobWorkflowInput, now: number): Job {
+  const s = input.spec;
+  return {
+    jobId,
+    ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}),
+    jobName: s.name,
+    jobType: JobType.SINGLE,
+    tags: formatTags(s.tags),
+    language: s.language,
+    ...(s.jobClass ? { jobClass: s.jobClass } : {}),
+    clusterName: s.clusterName,
+    jobConfig: formatTags(s.jobConfig),
+    args: s.args,
+    pyRequirements: s.pyRequirements.join(';'),
+    packages: s.packages.join(','),
+    state: JobState.SUBMITTED,
+    submitTime: now,
+    maxRetries: input.maxRetries,
+    attempt: 1,
+    memorySettings: s.memorySettings,
+  };
+}
+
+/** Driver name of one try of a single job: deterministic, so a retried launch finds the same driver. */
+export const singleJobDriverId = (jobId: string, attempt: number): string => `job-${jobId}-${attempt}`;
