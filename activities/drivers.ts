@@ -60,8 +60,13 @@ export function createDriverActivities(config: Config, adapterFor: (clusterName:
   return {
     async launchDriver(clusterName: string, spec: DriverSpec): Promise<DriverStatus> {
       const adapter = await adapterFor(clusterName);
+      // Runners connect back to the Temporal server this worker uses.
+      const full: DriverSpec =
+        spec.role === 'runner'
+          ? { ...spec, env: { TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE, ...spec.env } }
+          : spec;
       try {
-        return await adapter.launch(spec);
+        return await adapter.launch(full);
       } catch (e) {
         const msg = (e as Error).message ?? String(e);
         // Specs the adapter refuses (no main resource, pip failure) will not work on a retry either.

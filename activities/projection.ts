@@ -44,5 +44,14 @@ export function createProjection(store: Store) {
     async deleteJobRecord(jobId: string): Promise<void> {
       await store.col(Collections.jobs).deleteOne({ _id: jobId } as Document);
     },
+    /** Removes a deleted group's record, its instance jobs and its results. */
+    async deleteGroupRecords(groupId: string): Promise<void> {
+      await Promise.all([
+        store.col(Collections.jobs).deleteMany({ groupId }),
+        store.col(Collections.results).deleteMany({ groupId }),
+      ]);
+      const g = await store.col(Collections.groups).findOneAndDelete({ _id: groupId } as Document);
+      if (g) await store.col(Collections.names).deleteOne({ _id: `group:${g.name}` } as Document);
+    },
   };
 }

@@ -12,6 +12,7 @@ import type { Store } from '../lib/mongo';
 import { toHttp } from './errors';
 import { API_PREFIX, mount, openApiDocument, type RouteDef } from './routing';
 import { clusterRoutes } from './routes/clusters';
+import { groupRoutes } from './routes/groups';
 import { healthRoutes } from './routes/health';
 import { jobRoutes } from './routes/jobs';
 import { createFeeds, streamRoutes, type Feeds } from './streams';
@@ -30,7 +31,7 @@ export interface ApiDeps {
 export function allRoutes(deps: ApiDeps): RouteDef[] {
   deps.feeds ??= createFeeds(deps.store);
   // Stream paths come before `/job/:jobId` so that `/job/updates` is not read as a job id.
-  return [...healthRoutes(deps), ...streamRoutes(deps.feeds), ...clusterRoutes(deps), ...jobRoutes(deps)];
+  return [...healthRoutes(deps), ...streamRoutes(deps.feeds), ...clusterRoutes(deps), ...jobRoutes(deps), ...groupRoutes(deps)];
 }
 
 export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): Koa {

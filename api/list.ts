@@ -61,6 +61,15 @@ export function parseListQuery(q: Query, sortable: readonly string[], maxSize: n
   return { page, size, sort, sortRaw: sort.map(([f, d]) => `${f},${d === 1 ? 'asc' : 'desc'}`), search };
 }
 
+/** Read-model fields that are not part of any resource. */
+const INTERNAL = ['_id', 'version', 'tagMap', 'groupName'];
+/** A read-model document without its internal fields (and any extra keys given). */
+export function resourceOf<T>(d: Document, extra: string[] = []): T {
+  const out: Document = {};
+  for (const [k, v] of Object.entries(d)) if (!INTERNAL.includes(k) && !extra.includes(k)) out[k] = v;
+  return out as T;
+}
+
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The `search` word filter over the given text fields. */

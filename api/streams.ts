@@ -13,6 +13,7 @@ import { Collections, type Store } from '../lib/mongo';
 import { badRequest } from './errors';
 import { arrayParam } from './list';
 import { route } from './routing';
+import { toResult } from './routes/groups';
 import { toJob } from './routes/jobs';
 
 const log = logger('streams');
@@ -111,11 +112,6 @@ function toEvent(c: ChangeStreamDocument): FeedEvent | undefined {
   return { id: Buffer.from(JSON.stringify(c._id)).toString('base64url'), doc: c.fullDocument };
 }
 
-const toResult = (d: Document) => {
-  const { _id, version, tagMap, groupName, clusterName, ...r } = d;
-  void _id, void version, void tagMap, void groupName, void clusterName;
-  return r;
-};
 
 export interface Feeds {
   jobs: ChangeFeed;

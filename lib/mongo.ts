@@ -13,6 +13,8 @@ export const Collections = {
   results: 'jobInstanceResults',
   sqlSaved: 'sqlSaved',
   notebooks: 'sqlNotebooks',
+  /** Name reservations of groups and schedules (`group:<name>`), owned by the API, so two creates of one name cannot both win. */
+  names: 'names',
 } as const;
 
 export interface Store {
@@ -39,8 +41,9 @@ export async function prepareStore(store: Store): Promise<void> {
   const { col } = store;
   await Promise.all([
     col(Collections.clusters).createIndex({ name: 1 }, { unique: true }),
-    col(Collections.groups).createIndex({ name: 1 }, { unique: true }),
-    col(Collections.schedules).createIndex({ name: 1 }, { unique: true }),
+    // Not unique: names are reserved in `names` before a workflow starts, and a projection must never fail.
+    col(Collections.groups).createIndex({ name: 1 }),
+    col(Collections.schedules).createIndex({ name: 1 }),
     col(Collections.jobs).createIndex({ groupId: 1 }),
     col(Collections.jobs).createIndex({ scheduleId: 1 }),
     col(Collections.jobs).createIndex({ submitTime: -1 }),

@@ -1,3 +1,5 @@
 // Every workflow the worker registers. Workflows import activities with `import type` only.
+export { groupWorkflow } from './group';
 export { singleJobWorkflow } from './job';
-export { deleteJobWorkflow, driverLogsWorkflow } from './ops';
+export { jobInstanceWorkflow } from './jobInstance';
+export { deleteGroupWorkflow, deleteJobWorkflow, driverLogsWorkflow } from './ops';

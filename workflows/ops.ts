@@ -18,3 +18,7 @@ export async function deleteJobWorkflow(jobId: string, clusterName: string, driv
   for (const id of driverIds) await acts.removeDriver(clusterName, id);
   await acts.deleteJobRecord(jobId);
 }
+
+export async function deleteGroupWorkflow(groupId: string): Promise<void> {
+  await acts.deleteGroupRecords(groupId);
+}

@@ -16,7 +16,7 @@ import { deleteJobWorkflow, driverLogsWorkflow } from '../../workflows/ops';
 import type { ApiDeps } from '../app';
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
 import { conflict, notFound } from '../errors';
-import { arrayParam, enumArrayParam, findPage, parseListQuery, searchFilter, tagsFilter } from '../list';
+import { arrayParam, enumArrayParam, findPage, parseListQuery, resourceOf, searchFilter, tagsFilter } from '../list';
 import { LIST_QUERY, route } from '../routing';
 import { IdResponse, MemorySettings, name, PageOf } from '../schemas';
 import { checkCluster, checkMainResource, parseMaxRetries, sparkFormFields, sparkSpecOf } from '../spark-form';
@@ -66,11 +66,7 @@ export const JobSubmitForm = z
   .strict();
 
 /** The read-model document → the Job resource (internal fields dropped). */
-export function toJob(d: Document): Job {
-  const { _id, version, tagMap, driverIds, ...job } = d;
-  void _id, void version, void tagMap, void driverIds;
-  return job as Job;
-}
+export const toJob = (d: Document): Job => resourceOf<Job>(d);
 
 /** Filters of GET /job (4.16), shared by group and schedule `jobs` lists. */
 export function jobFilter(query: Record<string, string | string[] | undefined>): Document {

@@ -1,0 +1,82 @@
+// Groups of interactive drivers: what the group workflow carries, and the messages it takes.
+import type { Group, JobInstanceResult, SparkSpec } from './types';
+
+/** Settings an update (4.4) may change; absent fields stay as they are. */
+export interface GroupSettingsPatch {
+  description?: string;
+  tags?: Record<string, string>;
+  jobConfig?: Record<string, string>;
+  pyRequirements?: string[];
+  packages?: string[];
+  memorySettings?: SparkSpec['memorySettings'];
+  autoPause?: boolean;
+  scale?: number;
+  /** Newly uploaded files; each replaces a file of the same name and kind. */
+  addArtifacts?: SparkSpec['artifacts'];
+}
+
+export interface GroupWorkflowInput {
+  group: Omit<Group, 'jobs'>;
+  spec: SparkSpec;
+  idlePauseMs: number;
+  maxScale: number;
+  resume?: GroupResume;
+}
+
+export interface InstanceState {
+  jobId: string;
+  /** Settings generation the driver was started with; older generations are replaced after an update. */
+  generation: number;
+  ready: boolean;
+  busy: boolean;
+  /** Set when the instance is to stop once it is idle (scale down, update, pause, archive). */
+  draining: boolean;
+}
+
+export interface GroupResume {
+  seq: number;
+  nextInstance: number;
+  generation: number;
+  paused: boolean;
+  lastActivity: number;
+  instances: InstanceState[];
+  jobs: Record<string, import('./types').Job>;
+}
+
+/** Input of the short workflow `jobinstance/<jobInstanceId>` (4.5, 4.7). */
+export interface JobInstanceInput {
+  jobInstanceId: string;
+  groupId: string;
+  groupName: string;
+  clusterName: string;
+  tagMap: Record<string, string>;
+  type: 'interactive_job_execute' | 'interactive_code_execute';
+  jobClass?: string;
+  code?: string;
+  jobConfig: Record<string, unknown>;
+  /** Wake the group (it may have paused its drivers) before the execution waits for a driver. */
+  wakeGroup: boolean;
+  /** Write a record before running (submit without waiting: read-your-writes). */
+  announce: boolean;
+}
+
+/** Payload of the runner's activity `executeJobInstance` (runner/runner.py). */
+export interface RunnerRequest {
+  jobInstanceId: string;
+  groupId: string;
+  type: JobInstanceInput['type'];
+  jobClass?: string;
+  code?: string;
+  jobConfig: Record<string, unknown>;
+}
+export interface RunnerResponse {
+  result: string | null;
+  error: { message: string; stackTrace: string } | null;
+  startTime: number;
+  endTime: number;
+  instanceId: string;
+}
+
+export type JobInstanceRecord = JobInstanceResult & { groupName: string; clusterName: string; tagMap: Record<string, string> };
+
+export const instanceDriverId = (instanceJobId: string): string => `inst-${instanceJobId}`;

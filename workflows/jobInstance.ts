@@ -1,0 +1,65 @@
+// One execution of a job class (or code) in a group: workflow `jobinstance/<jobInstanceId>`. Its activity
+// runs on the group's task queue, where the group's runners poll; whichever driver is free takes it.
+// A driver that dies mid-execution makes the activity time out or fail, and it is retried on another.
+import { getExternalWorkflowHandle, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { JobInstanceInput, JobInstanceRecord, RunnerRequest, RunnerResponse } from '../domain/group';
+import { groupTaskQueue, groupWorkflowId } from '../domain/ids';
+import { wakeSignal } from './group';
+
+const { projectResult } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '50ms', maximumInterval: '5s' },
+});
+
+/** The runner's activity (Python, runner/runner.py), called by name. */
+interface RunnerActivities {
+  executeJobInstance(req: RunnerRequest): Promise<RunnerResponse>;
+}
+
+export async function jobInstanceWorkflow(input: JobInstanceInput): Promise<JobInstanceRecord> {
+  const record: JobInstanceRecord = {
+    jobInstanceId: input.jobInstanceId,
+    groupId: input.groupId,
+    groupName: input.groupName,
+    clusterName: input.clusterName,
+    tagMap: input.tagMap,
+    ...(input.jobClass ? { jobClass: input.jobClass } : {}),
+    jobConfig: input.jobConfig,
+    startTime: workflowInfo().runStartTime.getTime(),
+  };
+  const { executeJobInstance } = proxyActivities<RunnerActivities>({
+    taskQueue: groupTaskQueue(input.groupId),
+    // A paused group needs a driver start (tens of seconds) before a runner polls; no schedule-to-start limit.
+    startToCloseTimeout: '1h',
+    retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 3 },
+  });
+  const announced = input.announce ? projectResult(record, 1) : undefined;
+  const woken = input.wakeGroup ? getExternalWorkflowHandle(groupWorkflowId(input.groupId)).signal(wakeSignal) : undefined;
+  const response = executeJobInstance({
+    jobInstanceId: input.jobInstanceId,
+    groupId: input.groupId,
+    type: input.type,
+    ...(input.jobClass ? { jobClass: input.jobClass } : {}),
+    ...(input.code !== undefined ? { code: input.code } : {}),
+    jobConfig: input.jobConfig,
+  });
+  await Promise.all([announced, woken?.catch(() => undefined)]);
+  let r: RunnerResponse;
+  try {
+    r = await response;
+  } catch (err) {
+    const cause = (err as { cause?: { message?: string } }).cause;
+    const message = cause?.message ?? (err as Error).message;
+    r = { result: null, error: { message: `the execution did not complete: ${message}`, stackTrace: '' }, startTime: record.startTime!, endTime: Date.now(), instanceId: '' };
+  }
+  Object.assign(record, {
+    ...(r.instanceId ? { jobId: r.instanceId } : {}),
+    startTime: r.startTime,
+    endTime: r.endTime,
+    result: r.result,
+    error: r.error,
+  });
+  await projectResult(record, 2);
+  return record;
+}
