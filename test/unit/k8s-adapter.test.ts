@@ -1,0 +1,598 @@
+// The k8s adapter against the in-process fake API server (test/fake-k8s.ts), which validates every
+// manifest against the Kubernetes schema and plays pod phases.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Pod } from 'kubernetes-models/v1/Pod';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { Service } from 'kubernetes-models/v1/Service';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  buildDriverManifests,
+  buildKubeConfig,
+  createK8sAdapter,
+  DEFAULT_RUNNER_PATH,
+  HADOOP_AWS_PACKAGE,
+  k8sNames,
+  K8sApiError,
+  Labels,
+  type K8sCluster,
+} from '../../activities/adapters/k8s';
+import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../activities/adapters/types';
+import { startFakeK8s, type FakeK8s, type KObject } from '../fake-k8s';
+
+const NS = 'spark-jobs';
+const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7-python3', K8S_NAMESPACE: NS, ARTIFACT_DIR: '/srv/artifacts' };
+const ACCESS_KEY = 'AKIA-ACCESS-KEY-1234';
+const SECRET_KEY = 'very/secret+key-5678';
+const PASSWORD = 'basic-auth-password-42';
+
+const clusterFor = (url: string, extra: Partial<K8sCluster> = {}): K8sCluster => ({
+  name: 'k8s-test',
+  url,
+  sparkStorage: 'minio',
+  storages: { minio: { sparkBucket: 'spark-bucket', endpoint: 'http://minio.storage:9000', region: 'eu-west-1', accessKey: ACCESS_KEY, secretKey: SECRET_KEY } },
+  ...extra,
+});
+
+function scalaSpec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['spark']> = {}): DriverSpec {
+  return {
+    driverId: 'job-0123abcd-1',
+    role: 'application',
+    env: { TEAM: 'data' },
+    labels: { jobId: '0123abcd', groupId: 'g-42', scheduleId: 'sched 7' },
+    spark: {
+      name: 'spark-pi',
+      language: 'SCALA',
+      clusterName: 'k8s-test',
+      jobClass: 'org.example.SparkPi',
+      args: ['100', '--verbose'],
+      jobConfig: { 'spark.sql.shuffle.partitions': '8', 'spark.executor.memory': '3g' },
+      pyRequirements: [],
+      packages: ['org.postgresql:postgresql:42.7.4', 'com.example:util:1.0'],
+      memorySettings: { dynamicAllocation: false, driverCores: 2, driverMemory: '2g', executors: 3 },
+      artifacts: { jars: ['/srv/artifacts/jobs/0123abcd/pi.jar', '/srv/artifacts/jobs/0123abcd/lib.jar'], files: ['/srv/artifacts/jobs/0123abcd/app.conf'], pyFiles: [] },
+      tags: {},
+      ...spark,
+    },
+    ...over,
+  };
+}
+
+function pythonSpec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['spark']> = {}): DriverSpec {
+  return scalaSpec(over, {
+    language: 'PYTHON',
+    jobClass: 'wordcount',
+    packages: [],
+    artifacts: { jars: [], files: [], pyFiles: ['/srv/artifacts/jobs/0123abcd/helpers.py', '/srv/artifacts/jobs/0123abcd/wordcount.py'] },
+    ...spark,
+  });
+}
+
+/** The --conf pairs of a spark-submit argument list. */
+function confOf(args: string[]): Record<string, string> {
+  const c: Record<string, string> = {};
+  args.forEach((a, i) => {
+    if (a === '--conf') {
+      const kv = args[i + 1];
+      c[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
+    }
+  });
+  return c;
+}
+const optOf = (args: string[], flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+
+async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const s = http.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+describe('k8s adapter against the fake API server', () => {
+  let fake: FakeK8s;
+  let adapter: ClusterAdapter;
+  const podOf = (driverId: string) => fake.state.pods.get(`${NS}/${k8sNames(driverId).pod}`);
+  const phaseOf = async (driverId: string) => (await adapter.status(driverId)).phase;
+
+  beforeEach(async () => {
+    fake = await startFakeK8s({ phases: { runMs: null } });
+    adapter = createK8sAdapter({ cluster: clusterFor(fake.url), config });
+  });
+  afterEach(async () => {
+    await fake.stop();
+  });
+
+  describe('launch', () => {
+    it('creates a headless service, a secret and the driver pod, all schema-valid, with deterministic names and labels', async () => {
+      const spec = scalaSpec();
+      const n = k8sNames(spec.driverId);
+      expect(n).toEqual(k8sNames('job-0123abcd-1'));
+      expect(n.pod).toBe('job-0123abcd-1-driver');
+
+      const st = await adapter.launch(spec);
+      expect(st).toMatchObject({ phase: 'PENDING', appId: n.appId });
+
+      const pod = fake.state.pods.get(`${NS}/${n.pod}`)!;
+      const service = fake.state.services.get(`${NS}/${n.service}`)!;
+      const secret = fake.state.secrets.get(`${NS}/${n.secret}`)!;
+      expect([pod, service, secret].every(Boolean)).toBe(true);
+      expect(fake.state.pods.size + fake.state.services.size + fake.state.secrets.size).toBe(3);
+      // What the fake stored passes the official schema.
+      expect(() => new Pod(pod as never).validate()).not.toThrow();
+      expect(() => new Service(service as never).validate()).not.toThrow();
+      expect(() => new Secret(secret as never).validate()).not.toThrow();
+
+      expect(pod.metadata.labels).toMatchObject({
+        [Labels.DRIVER_ID]: n.base,
+        [Labels.JOB_ID]: '0123abcd',
+        [Labels.GROUP_ID]: 'g-42',
+        [Labels.ROLE]: 'application',
+        [Labels.SPARK_ROLE]: 'driver',
+        [Labels.SPARK_APP_SELECTOR]: n.appId,
+      });
+      // 'sched 7' is not a valid label value: cleaned, with a hash so it stays distinct.
+      expect(pod.metadata.labels[Labels.SCHEDULE_ID]).toMatch(/^sched-7-[0-9a-f]{8}$/);
+      for (const key of Object.keys(pod.metadata.labels)) expect(key.startsWith('spark-orchestrator.io/') || ['spark-role', 'spark-app-selector', Labels.MANAGED_BY].includes(key)).toBe(true);
+
+      expect(service.spec.clusterIP).toBe('None');
+      for (const [k, v] of Object.entries(service.spec.selector as Record<string, string>)) expect(pod.metadata.labels[k]).toBe(v);
+
+      expect(pod.spec.restartPolicy).toBe('Never');
+      const c = pod.spec.containers[0];
+      expect(c.image).toBe(config.K8S_SPARK_IMAGE);
+      expect(c.resources).toEqual({ requests: { cpu: '2', memory: '2432Mi' }, limits: { cpu: '2', memory: '2432Mi' } });
+    });
+
+    it('runs spark-submit in client mode with the job conf, memory conf, packages, class and s3a artifacts', async () => {
+      const spec = scalaSpec();
+      const n = k8sNames(spec.driverId);
+      await adapter.launch(spec);
+      const c = podOf(spec.driverId)!.spec.containers[0];
+      expect(c.command).toEqual(['/opt/spark/bin/spark-submit']);
+      const args = c.args as string[];
+      expect(args.slice(0, 4)).toEqual(['--master', 'k8s://https://kubernetes.default.svc', '--deploy-mode', 'client']);
+      expect(optOf(args, '--class')).toBe('org.example.SparkPi');
+      const conf = confOf(args);
+      expect(conf).toMatchObject({
+        'spark.driver.host': `${n.service}.${NS}.svc`,
+        'spark.kubernetes.namespace': NS,
+        'spark.kubernetes.container.image': config.K8S_SPARK_IMAGE,
+        'spark.kubernetes.driver.pod.name': n.pod,
+        [`spark.kubernetes.executor.label.${Labels.DRIVER_ID}`]: n.base,
+        'spark.sql.shuffle.partitions': '8',
+        'spark.executor.memory': '3g',
+        'spark.driver.memory': '2g',
+        'spark.driver.cores': '2',
+        'spark.executor.instances': '3',
+        'spark.dynamicAllocation.enabled': 'false',
+        'spark.hadoop.fs.s3a.endpoint': 'http://minio.storage:9000',
+        'spark.hadoop.fs.s3a.endpoint.region': 'eu-west-1',
+        'spark.app.id': n.appId,
+      });
+      expect(optOf(args, '--packages')).toBe(`org.postgresql:postgresql:42.7.4,com.example:util:1.0,${HADOOP_AWS_PACKAGE}`);
+      expect(optOf(args, '--jars')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/lib.jar');
+      expect(optOf(args, '--files')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/app.conf');
+      // The primary resource (first jar), then the application's arguments.
+      expect(args.slice(-3)).toEqual(['s3a://spark-bucket/artifacts/jobs/0123abcd/pi.jar', '100', '--verbose']);
+      expect(c.env).toContainEqual({ name: 'TEAM', value: 'data' });
+      // A service account named for the driver (cluster mode's setting) becomes the pod's.
+      const withSa = buildDriverManifests(scalaSpec({}, { jobConfig: { 'spark.kubernetes.authenticate.driver.serviceAccountName': 'spark' } }), { cluster: clusterFor(fake.url), config });
+      expect(withSa.pod.spec!.serviceAccountName).toBe('spark');
+    });
+
+    it('keeps storage keys out of args and env values: a secret holds them, env refers to it', async () => {
+      const spec = scalaSpec();
+      const n = k8sNames(spec.driverId);
+      await adapter.launch(spec);
+      const pod = podOf(spec.driverId)!;
+      const text = JSON.stringify(pod);
+      expect(text).not.toContain(ACCESS_KEY);
+      expect(text).not.toContain(SECRET_KEY);
+      const env = pod.spec.containers[0].env as { name: string; value?: string; valueFrom?: any }[];
+      expect(env.find((e) => e.name === 'AWS_ACCESS_KEY_ID')).toEqual({ name: 'AWS_ACCESS_KEY_ID', valueFrom: { secretKeyRef: { name: n.secret, key: 'AWS_ACCESS_KEY_ID' } } });
+      expect(env.find((e) => e.name === 'AWS_SECRET_ACCESS_KEY')?.valueFrom.secretKeyRef).toEqual({ name: n.secret, key: 'AWS_SECRET_ACCESS_KEY' });
+      // Executors get the same references through Spark.
+      expect(confOf(pod.spec.containers[0].args)[`spark.kubernetes.executor.secretKeyRef.AWS_SECRET_ACCESS_KEY`]).toBe(`${n.secret}:AWS_SECRET_ACCESS_KEY`);
+      const secret = fake.state.secrets.get(`${NS}/${n.secret}`)!;
+      expect(Buffer.from(secret.data.AWS_ACCESS_KEY_ID, 'base64').toString()).toBe(ACCESS_KEY);
+      expect(Buffer.from(secret.data.AWS_SECRET_ACCESS_KEY, 'base64').toString()).toBe(SECRET_KEY);
+      // No keys, no secret.
+      const bare = createK8sAdapter({ cluster: clusterFor(fake.url, { storages: { minio: { sparkBucket: 'spark-bucket' } } }), config });
+      await bare.launch(scalaSpec({ driverId: 'job-nokeys-1' }));
+      expect(fake.state.secrets.has(`${NS}/${k8sNames('job-nokeys-1').secret}`)).toBe(false);
+      expect(JSON.stringify(podOf('job-nokeys-1')!.spec)).not.toContain('AWS_');
+    });
+
+    it('sizes the driver from the memory settings: memory + max(10%, 384Mi) overhead, 1 cpu / 1g by default', async () => {
+      await adapter.launch(scalaSpec({ driverId: 'job-big-1' }, { memorySettings: { dynamicAllocation: false, driverMemory: '8g', driverCores: 4 } }));
+      expect(podOf('job-big-1')!.spec.containers[0].resources.limits).toEqual({ cpu: '4', memory: `${8192 + 820}Mi` });
+      await adapter.launch(scalaSpec({ driverId: 'job-default-1' }, { memorySettings: { dynamicAllocation: false } }));
+      expect(podOf('job-default-1')!.spec.containers[0].resources.requests).toEqual({ cpu: '1', memory: `${1024 + 384}Mi` });
+    });
+
+    it('python: the pyFile named by jobClass is the main file, the others go to --py-files', async () => {
+      await adapter.launch(pythonSpec());
+      const args = podOf('job-0123abcd-1')!.spec.containers[0].args as string[];
+      expect(args).not.toContain('--class');
+      expect(optOf(args, '--py-files')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/helpers.py');
+      expect(args.slice(-3)).toEqual(['s3a://spark-bucket/artifacts/jobs/0123abcd/wordcount.py', '100', '--verbose']);
+      // jobClass may also be the file name itself.
+      const m = buildDriverManifests(pythonSpec({}, { jobClass: 'helpers.py' }), { cluster: clusterFor(fake.url), config });
+      expect(m.pod.spec!.containers[0].args!.at(-3)).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/helpers.py');
+    });
+
+    it('runner: runs runner.py from the image (or the configured path) with the given env', async () => {
+      const spec = pythonSpec({ driverId: 'inst-77', role: 'runner', env: { TEMPORAL_ADDRESS: 'temporal:7233', TASK_QUEUE: 'group-g1' }, labels: { groupId: 'g1' } }, { args: [] });
+      await adapter.launch(spec);
+      const pod = podOf('inst-77')!;
+      const c = pod.spec.containers[0];
+      expect(c.args.at(-1)).toBe(DEFAULT_RUNNER_PATH);
+      expect(optOf(c.args, '--py-files')).toContain('wordcount.py');
+      expect(c.env).toEqual(expect.arrayContaining([{ name: 'TEMPORAL_ADDRESS', value: 'temporal:7233' }, { name: 'TASK_QUEUE', value: 'group-g1' }]));
+      expect(pod.metadata.labels).toMatchObject({ [Labels.ROLE]: 'runner', [Labels.GROUP_ID]: 'g1' });
+      const custom = buildDriverManifests(spec, { cluster: clusterFor(fake.url), config, runnerPath: '/app/runner.py' });
+      expect(custom.pod.spec!.containers[0].args!.at(-1)).toBe('/app/runner.py');
+    });
+
+    it('escapes $ in user values so Kubernetes does not expand $(VAR) in them', async () => {
+      await adapter.launch(scalaSpec({ env: { GREETING: 'cost: $(PRICE) $5' } }, { args: ['$(HOME)'], jobConfig: { 'spark.x': 'a$b' } }));
+      const c = podOf('job-0123abcd-1')!.spec.containers[0];
+      expect(c.args.at(-1)).toBe('$$(HOME)');
+      expect(confOf(c.args)['spark.x']).toBe('a$$b');
+      expect(confOf(c.args)['spark.driver.bindAddress']).toBe('$(SPARK_DRIVER_BIND_ADDRESS)');
+      expect(c.env).toContainEqual({ name: 'GREETING', value: 'cost: $$(PRICE) $$5' });
+    });
+
+    it('derives DNS-safe, bounded, distinct names from any driverId', async () => {
+      const long = `job-${'A'.repeat(80)}-1`;
+      const ids = [long, `job-${'A'.repeat(80)}-2`, 'Job_X.1', 'job-x-1', '42-job'];
+      const names = ids.map(k8sNames);
+      for (const n of names) {
+        for (const name of [n.pod, n.service, n.secret]) {
+          expect(name.length).toBeLessThanOrEqual(63);
+          expect(name).toMatch(/^[a-z]([-a-z0-9]*[a-z0-9])?$/);
+        }
+        expect(n.base.length).toBeLessThanOrEqual(40);
+      }
+      expect(new Set(names.map((n) => n.pod)).size).toBe(ids.length);
+      expect(names[0].base).toMatch(/-[0-9a-f]{8}$/);
+      expect(k8sNames(long)).toEqual(names[0]);
+      // The fake checks names and labels as the API server does.
+      for (const id of ids) await adapter.launch(scalaSpec({ driverId: id }));
+      expect(fake.state.pods.size).toBe(ids.length);
+      expect(podOf(long)!.metadata.annotations['spark-orchestrator.io/driver-id']).toBe(long);
+    });
+
+    it('launching twice, even concurrently, makes one pod and returns its status', async () => {
+      const spec = scalaSpec();
+      const [a, b] = await Promise.all([adapter.launch(spec), adapter.launch(spec)]);
+      await waitFor(async () => (await phaseOf(spec.driverId)) === 'RUNNING');
+      const c = await adapter.launch(spec);
+      expect(fake.state.pods.size).toBe(1);
+      expect(fake.state.services.size).toBe(1);
+      expect(fake.state.secrets.size).toBe(1);
+      for (const st of [a, b]) expect(['PENDING', 'RUNNING']).toContain(st.phase);
+      expect(c.phase).toBe('RUNNING');
+      expect(fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods') && r.status === 409)).toHaveLength(2);
+    });
+
+    it('refuses specs that cannot run, permanently and before calling the API', async () => {
+      const bad: [DriverSpec, RegExp, K8sCluster?][] = [
+        [scalaSpec({}, { artifacts: { jars: [], files: [], pyFiles: [] } }), /no main jar/],
+        [pythonSpec({}, { jobClass: 'missing' }), /no main python file/],
+        [scalaSpec({}, { artifacts: { jars: ['/etc/passwd'], files: [], pyFiles: [] } }), /not inside the artifact store/],
+        [scalaSpec({ env: { 'BAD NAME': 'x' } }), /invalid environment variable name/],
+        [scalaSpec(), /has no storage 'minio' with a sparkBucket/, clusterFor(fake.url, { storages: {} })],
+        [scalaSpec({}, { memorySettings: { dynamicAllocation: false, driverCores: 'lots' as never } }), /invalid pod .* manifest/],
+      ];
+      for (const [spec, message, cluster] of bad) {
+        const a = cluster ? createK8sAdapter({ cluster, config }) : adapter;
+        await expect(a.launch(spec)).rejects.toMatchObject({ type: 'InvalidSpec', nonRetryable: true, message: expect.stringMatching(message) });
+      }
+      expect(fake.requests).toHaveLength(0);
+    });
+  });
+
+  describe('status', () => {
+    it('follows the pod: PENDING, RUNNING (with start time), SUCCEEDED (with end time and exit code 0)', async () => {
+      const id = 'job-phases-1';
+      expect(await adapter.launch(scalaSpec({ driverId: id }))).toMatchObject({ phase: 'PENDING' });
+      await waitFor(async () => (await phaseOf(id)) === 'RUNNING');
+      const running = await adapter.status(id);
+      expect(running.startTime).toBeGreaterThan(Date.now() - 60_000);
+      expect(running.appId).toBe(k8sNames(id).appId);
+      fake.setPhase(NS, k8sNames(id).pod, 'Succeeded');
+      const done = await adapter.status(id);
+      expect(done).toMatchObject({ phase: 'SUCCEEDED', exitCode: 0, appId: k8sNames(id).appId });
+      expect(done.endTime).toBeGreaterThanOrEqual(done.startTime!);
+    });
+
+    it('a pod that runs to completion on its own ends SUCCEEDED', async () => {
+      const quick = await startFakeK8s({ phases: { pendingMs: 20, runMs: 40 } });
+      try {
+        const a = createK8sAdapter({ cluster: clusterFor(quick.url), config });
+        await a.launch(scalaSpec());
+        await waitFor(async () => (await a.status('job-0123abcd-1')).phase === 'SUCCEEDED');
+      } finally {
+        await quick.stop();
+      }
+    });
+
+    it('FAILED with the container reason, message and exit code', async () => {
+      await adapter.launch(scalaSpec());
+      await waitFor(async () => (await phaseOf('job-0123abcd-1')) === 'RUNNING');
+      fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Failed', { exitCode: 137, reason: 'OOMKilled', message: 'memory limit reached' });
+      const st = await adapter.status('job-0123abcd-1');
+      expect(st).toMatchObject({ phase: 'FAILED', exitCode: 137 });
+      expect(st.message).toContain('OOMKilled');
+      expect(st.message).toContain('memory limit reached');
+      expect(st.endTime).toBeTypeOf('number');
+    });
+
+    it.each(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError'])('a pending driver waiting on %s is FAILED', async (reason) => {
+      await adapter.launch(scalaSpec());
+      fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Pending', { reason, message: 'Back-off pulling image "apache/spark:nope"' });
+      const st = await adapter.status('job-0123abcd-1');
+      expect(st.phase).toBe('FAILED');
+      expect(st.message).toContain(reason);
+    });
+
+    it('a pod still creating its container is PENDING', async () => {
+      await adapter.launch(scalaSpec());
+      fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Pending', { reason: 'ContainerCreating' });
+      expect(await phaseOf('job-0123abcd-1')).toBe('PENDING');
+    });
+
+    it('MISSING for a driver never launched; UNKNOWN when the API server answers 5xx or not at all', async () => {
+      expect(await adapter.status('job-never-1')).toEqual({ phase: 'MISSING' });
+      fake.setUnavailable(503);
+      const st: DriverStatus = await adapter.status('job-never-1');
+      expect(st.phase).toBe('UNKNOWN');
+      expect(st.message).toContain('503');
+      fake.setUnavailable(false);
+
+      const gone = createK8sAdapter({ cluster: clusterFor(`http://127.0.0.1:${await freePort()}`), config });
+      const down = await gone.status('job-0123abcd-1');
+      expect(down.phase).toBe('UNKNOWN');
+      expect(down.message).toMatch(/unreachable.*ECONNREFUSED/);
+      await expect(gone.launch(scalaSpec())).rejects.toBeInstanceOf(K8sApiError);
+      await expect(gone.logs('job-0123abcd-1', { from: 0, size: 10 })).rejects.toBeInstanceOf(K8sApiError);
+
+      // A server that accepts but never answers does not hang a status poll.
+      const silent = http.createServer(() => undefined);
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+      try {
+        const hung = createK8sAdapter({ cluster: clusterFor(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`), config, requestTimeoutMs: 150 });
+        expect(await hung.status('job-0123abcd-1')).toMatchObject({ phase: 'UNKNOWN', message: expect.stringMatching(/no answer within 150 ms/) });
+      } finally {
+        silent.closeAllConnections();
+        await new Promise<void>((r) => silent.close(() => r()));
+      }
+
+      // The pooled connection of a stopped server is not reused.
+      await fake.stop();
+      expect((await adapter.status('job-0123abcd-1')).phase).toBe('UNKNOWN');
+      fake = await startFakeK8s();
+    });
+  });
+
+  describe('logs', () => {
+    const driverLines = Array.from({ length: 10 }, (_, i) => `driver line ${i}`);
+    const executorLines = Array.from({ length: 4 }, (_, i) => `executor line ${i}`);
+
+    async function launchWithExecutor(driverId: string) {
+      await adapter.launch(scalaSpec({ driverId }));
+      const n = k8sNames(driverId);
+      // What Spark creates for an executor of this driver.
+      fake.addPod(NS, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `${n.base}-exec-1`, labels: { [Labels.DRIVER_ID]: n.base, 'spark-role': 'executor', 'spark-app-selector': n.appId } },
+        spec: { restartPolicy: 'Never', containers: [{ name: 'spark-kubernetes-executor', image: config.K8S_SPARK_IMAGE }] },
+      });
+      await waitFor(() => fake.state.pods.get(`${NS}/${n.pod}`)?.status.phase === 'Running' && fake.state.pods.get(`${NS}/${n.base}-exec-1`)?.status.phase === 'Running');
+      fake.setLogs(NS, n.pod, driverLines);
+      fake.setLogs(NS, `${n.base}-exec-1`, `${executorLines.join('\n')}\n`);
+      return n;
+    }
+
+    it('returns lines [from, from+size) of the driver and of each executor', async () => {
+      const n = await launchWithExecutor('job-logs-1');
+      const entries = await adapter.logs('job-logs-1', { from: 3, size: 4 });
+      expect(entries).toEqual([
+        { name: n.pod, type: 'pod', role: 'driver', state: 'Running', from: 3, logSize: 4, fileName: `${n.pod}.log`, log: driverLines.slice(3, 7) },
+        {
+          name: `${n.base}-exec-1`,
+          type: 'pod',
+          role: 'executor',
+          state: 'Running',
+          from: 3,
+          logSize: 1,
+          fileName: `${n.base}-exec-1.log`,
+          log: ['executor line 3'],
+        },
+      ]);
+      const past = await adapter.logs('job-logs-1', { from: 50, size: 10 });
+      expect(past.map((e) => e.logSize)).toEqual([0, 0]);
+    });
+
+    it('a pending driver has an empty log; a missing one has no entries', async () => {
+      await adapter.launch(scalaSpec({ driverId: 'job-pending-1' }));
+      fake.setPhase(NS, k8sNames('job-pending-1').pod, 'Pending');
+      const [entry] = await adapter.logs('job-pending-1', { from: 0, size: 100 });
+      expect(entry).toMatchObject({ role: 'driver', state: 'Pending', logSize: 0, log: [] });
+      expect(await adapter.logs('job-never-1', { from: 0, size: 100 })).toEqual([]);
+    });
+  });
+
+  describe('remove', () => {
+    it('deletes the pod, its executors, the service and the secret; again is a no-op', async () => {
+      await adapter.launch(scalaSpec({ driverId: 'job-rm-1' }));
+      await adapter.launch(scalaSpec({ driverId: 'job-keep-1' }));
+      for (const id of ['job-rm-1', 'job-keep-1']) {
+        const n = k8sNames(id);
+        fake.addPod(NS, {
+          metadata: { name: `${n.base}-exec-1`, labels: { [Labels.DRIVER_ID]: n.base, 'spark-role': 'executor' } },
+          spec: { containers: [{ name: 'spark-kubernetes-executor', image: config.K8S_SPARK_IMAGE }] },
+        });
+      }
+      await adapter.remove('job-rm-1');
+      const left = (m: Map<string, KObject>) => [...m.keys()].sort();
+      const keep = k8sNames('job-keep-1');
+      expect(left(fake.state.pods)).toEqual([`${NS}/${keep.base}-exec-1`, `${NS}/${keep.pod}`].sort());
+      expect(left(fake.state.services)).toEqual([`${NS}/${keep.service}`]);
+      expect(left(fake.state.secrets)).toEqual([`${NS}/${keep.secret}`]);
+      const podDelete = fake.requests.find((r) => r.method === 'DELETE' && r.path.endsWith(`/pods/${k8sNames('job-rm-1').pod}`));
+      expect(Number(podDelete?.query.gracePeriodSeconds ?? (podDelete?.body as { gracePeriodSeconds?: number })?.gracePeriodSeconds)).toBeLessThanOrEqual(30);
+
+      await expect(adapter.remove('job-rm-1')).resolves.toBeUndefined();
+      await expect(adapter.remove('job-never-1')).resolves.toBeUndefined();
+      expect(await phaseOf('job-rm-1')).toBe('MISSING');
+    });
+  });
+
+  describe('the fake API server', () => {
+    const post = async (pathname: string, body: unknown) => {
+      const res = await fetch(`${fake.url}${pathname}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+
+    it('answers invalid manifests with 422 Invalid, duplicates with 409 AlreadyExists, unknown names with 404 NotFound', async () => {
+      const invalid = await post(`/api/v1/namespaces/${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' }, spec: { containers: [{ name: 'c', image: 42 }] } });
+      expect(invalid.status).toBe(422);
+      expect(invalid.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Invalid', code: 422 });
+      expect(invalid.body.message).toMatch(/image must be string/);
+      expect(invalid.body.message).toMatch(/metadata.name/);
+      const badLabel = await post(`/api/v1/namespaces/${NS}/services`, { metadata: { name: 'svc', labels: { 'a/b/c': 'x y' } }, spec: { clusterIP: 'None' } });
+      expect(badLabel.status).toBe(422);
+
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ok' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+      expect((await post(`/api/v1/namespaces/${NS}/pods`, pod)).status).toBe(201);
+      const dup = await post(`/api/v1/namespaces/${NS}/pods`, pod);
+      expect(dup).toMatchObject({ status: 409, body: { kind: 'Status', reason: 'AlreadyExists', code: 409 } });
+      const missing = await fetch(`${fake.url}/api/v1/namespaces/${NS}/pods/nope`);
+      expect(missing.status).toBe(404);
+      expect(await missing.json()).toMatchObject({ kind: 'Status', reason: 'NotFound', code: 404 });
+      const list = await fetch(`${fake.url}/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent('a=b')}`);
+      expect(await list.json()).toMatchObject({ kind: 'PodList', items: [] });
+    });
+  });
+});
+
+describe('connecting to the API server', () => {
+  it('builds the kubeconfig from the cluster: server, CA, client certificate, basic auth', () => {
+    const http = buildKubeConfig(clusterFor('http://127.0.0.1:8001'));
+    expect(http.getCurrentCluster()).toMatchObject({ server: 'http://127.0.0.1:8001', skipTLSVerify: true });
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const tls = buildKubeConfig(clusterFor('https://k8s.example.com:6443/', { caCert: pem, username: 'admin', password: PASSWORD }), 'spark');
+    expect(tls.getCurrentCluster()).toMatchObject({ server: 'https://k8s.example.com:6443', skipTLSVerify: false, caData: Buffer.from(pem).toString('base64') });
+    expect(tls.getCurrentUser()).toMatchObject({ username: 'admin', password: PASSWORD });
+    expect(tls.getContextObject(tls.getCurrentContext())?.namespace).toBe('spark');
+    expect(buildKubeConfig(clusterFor('https://k8s.example.com')).getCurrentCluster()?.skipTLSVerify).toBe(false);
+  });
+
+  describe('basic auth', () => {
+    let fake: FakeK8s;
+    beforeAll(async () => {
+      fake = await startFakeK8s({ basicAuth: { username: 'admin', password: PASSWORD }, phases: { runMs: null } });
+    });
+    afterAll(async () => {
+      await fake.stop();
+    });
+
+    it('sends the credentials; a wrong password fails without showing it', async () => {
+      const ok = createK8sAdapter({ cluster: clusterFor(fake.url, { username: 'admin', password: PASSWORD }), config });
+      expect((await ok.launch(scalaSpec())).phase).toBe('PENDING');
+      expect(fake.requests.every((r) => r.authorization === `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`)).toBe(true);
+
+      const wrongPassword = `${PASSWORD}-wrong`;
+      const bad = createK8sAdapter({ cluster: clusterFor(fake.url, { username: 'admin', password: wrongPassword }), config });
+      const st = await bad.status('job-0123abcd-1');
+      expect(st.phase).toBe('UNKNOWN');
+      expect(st.message).toContain('401');
+      const err = await bad.launch(scalaSpec({ driverId: 'job-other-1' })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(K8sApiError);
+      expect(err).toMatchObject({ code: 401 });
+      for (const text of [st.message!, (err as Error).message, (err as Error).stack ?? '']) {
+        expect(text).not.toContain(wrongPassword);
+        expect(text).not.toContain(SECRET_KEY);
+      }
+    });
+  });
+
+  const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
+  describe.skipIf(!hasOpenssl)('client certificates over https', () => {
+    let dir: string;
+    let fake: FakeK8s;
+    const pem: Record<string, string> = {};
+
+    beforeAll(async () => {
+      dir = mkdtempSync(path.join(tmpdir(), 'fake-k8s-tls-'));
+      const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+      const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+      ssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=fake-k8s-ca');
+      writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
+      writeFileSync(path.join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
+      for (const [who, cn] of [
+        ['server', '127.0.0.1'],
+        ['client', 'spark-orchestrator'],
+      ]) {
+        ssl('req', ...ec, '-keyout', `${who}.key`, '-out', `${who}.csr`, '-subj', `/CN=${cn}`);
+        ssl('x509', '-req', '-in', `${who}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${who}.crt`, '-days', '2', '-extfile', `${who}.ext`);
+      }
+      for (const f of ['ca.crt', 'server.key', 'server.crt', 'client.key', 'client.crt']) pem[f] = readFileSync(path.join(dir, f), 'utf8');
+      fake = await startFakeK8s({ tls: { key: pem['server.key'], cert: pem['server.crt'], clientCa: pem['ca.crt'] }, phases: { runMs: null } });
+    });
+    afterAll(async () => {
+      await fake?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('verifies the server with caCert and authenticates with clientCert/clientKey', async () => {
+      const a = createK8sAdapter({ cluster: clusterFor(fake.url, { caCert: pem['ca.crt'], clientCert: pem['client.crt'], clientKey: pem['client.key'] }), config });
+      expect((await a.launch(scalaSpec())).phase).toBe('PENDING');
+      expect(await a.status('job-0123abcd-1')).toMatchObject({ phase: expect.stringMatching(/PENDING|RUNNING/) });
+      expect(fake.requests.at(-1)?.clientCertCN).toBe('spark-orchestrator');
+    });
+
+    it('decrypts a passphrase-protected client key; base64 (kubeconfig-style) PEMs work too', async () => {
+      const encrypted = createPrivateKey(pem['client.key']).export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'key-pass' }) as string;
+      const b64 = (s: string) => Buffer.from(s).toString('base64');
+      const a = createK8sAdapter({
+        cluster: clusterFor(fake.url, { caCert: b64(pem['ca.crt']), clientCert: b64(pem['client.crt']), clientKey: encrypted, clientKeyPassphrase: 'key-pass' }),
+        config,
+      });
+      expect((await a.status('job-0123abcd-1')).phase).not.toBe('UNKNOWN');
+
+      const wrong = createK8sAdapter({ cluster: clusterFor(fake.url, { caCert: pem['ca.crt'], clientCert: pem['client.crt'], clientKey: encrypted, clientKeyPassphrase: 'nope' }), config });
+      const st = await wrong.status('job-0123abcd-1');
+      expect(st.phase).toBe('UNKNOWN');
+      expect(st.message).toMatch(/clientKeyPassphrase/);
+      expect(st.message).not.toContain('nope');
+      await expect(wrong.launch(scalaSpec())).rejects.toMatchObject({ nonRetryable: true, type: 'InvalidClusterConfig' });
+    });
+
+    it('is UNKNOWN without a client certificate or with the wrong CA', async () => {
+      const noCert = createK8sAdapter({ cluster: clusterFor(fake.url, { caCert: pem['ca.crt'] }), config });
+      expect((await noCert.status('job-0123abcd-1')).phase).toBe('UNKNOWN');
+      const wrongCa = createK8sAdapter({ cluster: clusterFor(fake.url, { caCert: pem['client.crt'], clientCert: pem['client.crt'], clientKey: pem['client.key'] }), config });
+      const st = await wrongCa.status('job-0123abcd-1');
+      expect(st.phase).toBe('UNKNOWN');
+      expect(st.message).not.toContain('PRIVATE KEY');
+    });
+  });
+});
