@@ -1,20 +1,25 @@
 // Activities come from a factory that takes their clients, so tests can pass others.
+import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import type { Store } from '../lib/mongo';
 import type { ClusterAdapter } from './adapters/types';
 import { createAdapterRegistry, createDriverActivities } from './drivers';
 import { createProjection } from './projection';
+import { createScheduleActivities } from './schedules';
 
 export interface ActivityDeps {
   config: Config;
   store: Store;
   /** Replaces the adapter lookup (tests). */
   adapterFor?: (clusterName: string) => Promise<ClusterAdapter>;
+  /** For the activities that manage Temporal Schedules. */
+  temporal?: Client;
 }
 
-export function createActivities({ config, store, adapterFor }: ActivityDeps) {
+export function createActivities({ config, store, adapterFor, temporal }: ActivityDeps) {
   return {
     ...createProjection(store),
+    ...createScheduleActivities(temporal),
     ...createDriverActivities(config, adapterFor ?? createAdapterRegistry(config, store)),
   };
 }

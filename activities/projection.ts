@@ -6,9 +6,11 @@ import { parseTags } from '../domain/delimited';
 import type { Group, Job, JobInstanceResult, Schedule } from '../domain/types';
 import { Collections, type Store } from '../lib/mongo';
 
+// A whole-document replace (not $set) so that every change event carries the record exactly as written:
+// a replace event's fullDocument is the replacement itself, and stream subscribers see every state.
 async function upsertVersioned(col: Collection<Document>, id: string, version: number, doc: Document): Promise<boolean> {
   try {
-    const r = await col.updateOne({ _id: id, version: { $lt: version } } as Document, { $set: { ...doc, version } }, { upsert: true });
+    const r = await col.replaceOne({ _id: id, version: { $lt: version } } as Document, { ...doc, version }, { upsert: true });
     return r.modifiedCount + r.upsertedCount > 0;
   } catch (e) {
     // The filter missed because the stored version is newer; the upsert then collides on _id.
@@ -43,6 +45,11 @@ export function createProjection(store: Store) {
     /** Removes a job's record (DELETE /job/{id}); done by an activity so the read model keeps one writer. */
     async deleteJobRecord(jobId: string): Promise<void> {
       await store.col(Collections.jobs).deleteOne({ _id: jobId } as Document);
+    },
+    /** Removes a deleted schedule's record and frees its name (its jobs stay, as ordinary jobs). */
+    async deleteScheduleRecord(scheduleId: string, name: string): Promise<void> {
+      await store.col(Collections.schedules).deleteOne({ _id: scheduleId } as Document);
+      await store.col(Collections.names).deleteOne({ _id: `schedule:${name}`, ownerId: scheduleId } as Document);
     },
     /** Removes a deleted group's record, its instance jobs and its results. */
     async deleteGroupRecords(groupId: string): Promise<void> {

@@ -15,6 +15,7 @@ import { clusterRoutes } from './routes/clusters';
 import { groupRoutes } from './routes/groups';
 import { healthRoutes } from './routes/health';
 import { jobRoutes } from './routes/jobs';
+import { scheduleRoutes } from './routes/schedules';
 import { createFeeds, streamRoutes, type Feeds } from './streams';
 
 const log = logger('api');
@@ -31,7 +32,7 @@ export interface ApiDeps {
 export function allRoutes(deps: ApiDeps): RouteDef[] {
   deps.feeds ??= createFeeds(deps.store);
   // Stream paths come before `/job/:jobId` so that `/job/updates` is not read as a job id.
-  return [...healthRoutes(deps), ...streamRoutes(deps.feeds), ...clusterRoutes(deps), ...jobRoutes(deps), ...groupRoutes(deps)];
+  return [...healthRoutes(deps), ...streamRoutes(deps.feeds), ...clusterRoutes(deps), ...jobRoutes(deps), ...groupRoutes(deps), ...scheduleRoutes(deps)];
 }
 
 export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): Koa {

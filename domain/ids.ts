@@ -4,6 +4,8 @@ export const jobWorkflowId = (jobId: string): string => `job/${jobId}`;
 export const groupWorkflowId = (groupId: string): string => `group/${groupId}`;
 export const jobInstanceWorkflowId = (jobInstanceId: string): string => `jobinstance/${jobInstanceId}`;
 export const scheduleId = (id: string): string => `schedule/${id}`;
+/** The workflow that owns a schedule's settings, keeps its Temporal Schedule in step and writes its read model. */
+export const scheduleKeeperWorkflowId = (id: string): string => `schedulekeeper/${id}`;
 /** Task queue the runners of one group's drivers poll. */
 export const groupTaskQueue = (groupId: string): string => `group/${groupId}`;
 

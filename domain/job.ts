@@ -35,5 +35,9 @@ export function newJobRecord(jobId: string, input: JobWorkflowInput, now: number
   };
 }
 
-/** Driver name of one try of a single job: deterministic, so a retried launch finds the same driver. */
-export const singleJobDriverId = (jobId: string, attempt: number): string => `job-${jobId}-${attempt}`;
+/**
+ * Driver name of one try of a single job: deterministic, so a retried launch finds the same driver.
+ * Scheduled jobs' ids carry the tick's time (`sched-<id>-2026-01-01T00:00:00Z`); the ':' is dropped
+ * because driver names become folder and pod names.
+ */
+export const singleJobDriverId = (jobId: string, attempt: number): string => `job-${jobId.replace(/[^A-Za-z0-9._-]/g, '')}-${attempt}`;

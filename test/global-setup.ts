@@ -22,7 +22,8 @@ const freePort = () =>
 let services: Services | undefined;
 
 export default async function setup(project: TestProject) {
-  const dir = path.join(ROOT, '.vitest-stack');
+  // One folder per run, so concurrent runs (several developers' shells) do not trample each other.
+  const dir = path.join(ROOT, '.vitest-stack', `run-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const [temporalPort, temporalUiPort, mongoPort] = [await freePort(), await freePort(), await freePort()];
@@ -48,6 +49,8 @@ export default async function setup(project: TestProject) {
   project.provide('testDir', dir);
   return async () => {
     await services?.stop();
+    // Drivers, logs and data of a run are kept for a look after a failure only when asked.
+    if (!process.env.KEEP_TEST_STACK) rmSync(dir, { recursive: true, force: true });
   };
 }
 

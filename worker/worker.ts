@@ -1,5 +1,6 @@
 // Builds the Temporal worker: every workflow and the activities, on the main task queue.
 // Used by worker/main.ts and by the end-to-end tests (which run it in-process).
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
@@ -29,12 +30,14 @@ export interface WorkerOptions {
 
 export async function createWorker(config: Config, store: Store, opts: WorkerOptions = {}): Promise<Worker> {
   const conn = opts.connection ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
+  // Schedule activities manage Temporal Schedules through an ordinary client.
+  const temporal = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
   return Worker.create({
     connection: conn,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
     workflowBundle: opts.bundle ?? (await workflowBundle()),
-    activities: createActivities({ config, store }),
+    activities: createActivities({ config, store, temporal }),
     maxConcurrentActivityTaskExecutions: 500,
     maxConcurrentLocalActivityExecutions: 200,
     maxConcurrentWorkflowTaskExecutions: 100,

@@ -2,4 +2,5 @@
 export { groupWorkflow } from './group';
 export { singleJobWorkflow } from './job';
 export { jobInstanceWorkflow } from './jobInstance';
+export { scheduleWorkflow } from './schedule';
 export { deleteGroupWorkflow, deleteJobWorkflow, driverLogsWorkflow } from './ops';

@@ -89,11 +89,14 @@ export async function singleJobWorkflow(input: JobWorkflowInput): Promise<Job> {
       setSearch({ jobId, clusterName: cluster, jobType: job.jobType, scheduleId: input.scheduleId, jobState: job.state });
       await project();
     }
+    // After continue-as-new the current try goes on: launching again finds its driver.
+    let resumed = input.resume !== undefined;
     for (;;) {
-      if (job.state !== JobState.BUSY && job.state !== JobState.UNKNOWN) {
+      if (!resumed) {
         job.state = JobState.STARTING;
         await project();
       }
+      resumed = false;
       let status: DriverStatus;
       try {
         status = await drivers.launchDriver(cluster, {
