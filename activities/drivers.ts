@@ -49,11 +49,13 @@ export function createAdapterRegistry(config: Config, store: Store) {
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+    const done = () => {
       clearTimeout(t);
+      signal.removeEventListener('abort', done);
       resolve();
-    });
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 
 export function createDriverActivities(config: Config, adapterFor: (clusterName: string) => Promise<ClusterAdapter>) {
