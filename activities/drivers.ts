@@ -7,7 +7,7 @@ import { decryptSecret, isEncrypted } from '../lib/crypto';
 import { Collections, type Store } from '../lib/mongo';
 import { createK8sAdapter, type K8sCluster } from './adapters/k8s';
 import { createLocalAdapter } from './adapters/local';
-import type { ClusterAdapter, DriverSpec, DriverStatus, LogRange } from './adapters/types';
+import { InvalidSpecError, type ClusterAdapter, type DriverSpec, type DriverStatus, type LogRange } from './adapters/types';
 
 /** Failure types the workflows treat as permanent (nonRetryableErrorTypes). */
 export const FailureType = {
@@ -70,9 +70,7 @@ export function createDriverActivities(config: Config, adapterFor: (clusterName:
       try {
         return await adapter.launch(full);
       } catch (e) {
-        const msg = (e as Error).message ?? String(e);
-        // Specs the adapter refuses (no main resource, pip failure) will not work on a retry either.
-        if (/missing|no main|invalid|pip/i.test(msg)) throw ApplicationFailure.nonRetryable(msg, FailureType.INVALID_SPEC);
+        if (e instanceof InvalidSpecError) throw ApplicationFailure.nonRetryable(e.message, FailureType.INVALID_SPEC);
         throw e;
       }
     },

@@ -22,7 +22,7 @@ import { memorySparkConf } from '../../domain/memory';
 import type { JobLogEntry } from '../../domain/types';
 import { ROOT, type Config } from '../../lib/config';
 import { redact } from '../../lib/log';
-import { DriverPhase, type ClusterAdapter, type DriverSpec, type DriverStatus, type LogRange } from './types';
+import { DriverPhase, InvalidSpecError, type ClusterAdapter, type DriverSpec, type DriverStatus, type LogRange } from './types';
 
 export type LocalAdapterConfig = Pick<Config, 'SPARK_HOME' | 'PYTHON' | 'DRIVER_DIR' | 'STACK_DIR' | 'LOCAL_SPARK_THREADS'>;
 
@@ -220,7 +220,7 @@ export function sparkSubmitArgs(spec: DriverSpec, config: Pick<LocalAdapterConfi
   const s = spec.spark;
   const { jars, files, pyFiles } = s.artifacts;
   for (const p of [...jars, ...files, ...pyFiles]) {
-    if (!path.isAbsolute(p)) throw new Error(`artifact path ${p} is not absolute`);
+    if (!path.isAbsolute(p)) throw new InvalidSpecError(`artifact path ${p} is not absolute`);
   }
 
   let main: string;
@@ -231,26 +231,26 @@ export function sparkSubmitArgs(spec: DriverSpec, config: Pick<LocalAdapterConfi
     main = runnerPath;
     extraPyFiles = pyFiles;
   } else if (s.language === 'SCALA') {
-    if (!s.jobClass) throw new Error('SCALA job has no jobClass (the main class to run)');
-    if (jars.length === 0) throw new Error(`SCALA job has no jar to find its main class ${s.jobClass} in`);
+    if (!s.jobClass) throw new InvalidSpecError('SCALA job has no jobClass (the main class to run)');
+    if (jars.length === 0) throw new InvalidSpecError(`SCALA job has no jar to find its main class ${s.jobClass} in`);
     mainClass = s.jobClass;
     main = jars[0];
     extraJars = jars.slice(1);
     extraPyFiles = pyFiles;
   } else {
-    if (!s.jobClass) throw new Error('PYTHON job has no jobClass (the name of its main file among pyFiles)');
+    if (!s.jobClass) throw new InvalidSpecError('PYTHON job has no jobClass (the name of its main file among pyFiles)');
     const jobClass = s.jobClass;
     const found = pyFiles.find((f) => path.basename(f, '.py') === jobClass) ?? pyFiles.find((f) => path.basename(f) === jobClass);
     if (found) main = found;
     else if (path.isAbsolute(jobClass) && jobClass.endsWith('.py') && existsSync(jobClass)) main = jobClass;
     else {
-      throw new Error(
+      throw new InvalidSpecError(
         `PYTHON job's main file ${jobClass} is not among its pyFiles${pyFiles.length ? ` (${pyFiles.map((f) => path.basename(f)).join(', ')})` : ' (none uploaded)'}`,
       );
     }
     extraPyFiles = pyFiles.filter((f) => f !== main);
   }
-  if (!existsSync(main)) throw new Error(`main resource ${main} does not exist`);
+  if (!existsSync(main)) throw new InvalidSpecError(`main resource ${main} does not exist`);
 
   const conf: Record<string, string> = {
     // The event log's file name is the application id, which Spark logs nowhere else in local mode.
@@ -287,7 +287,7 @@ export async function pythonFor(config: Pick<LocalAdapterConfig, 'PYTHON' | 'STA
   if (list.length === 0) return config.PYTHON;
   const option = list.find((r) => r.startsWith('-'));
   // An entry like --index-url would reconfigure pip rather than name a package.
-  if (option) throw new Error(`pyRequirements entry ${option} is a pip option, not a requirement`);
+  if (option) throw new InvalidSpecError(`pyRequirements entry ${option} is a pip option, not a requirement`);
   const hash = createHash('sha256').update(JSON.stringify({ python: config.PYTHON, requirements: list })).digest('hex').slice(0, 16);
   const envDir = path.join(config.STACK_DIR, 'pyenvs', hash);
   const python = path.join(envDir, 'bin', 'python');
@@ -342,7 +342,7 @@ async function buildPyEnv(basePython: string, envDir: string, requirements: stri
     const pip = await run(envPython, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...requirements], PIP_TIMEOUT_MS);
     if (pip.code !== 0) {
       await fs.rm(envDir, { recursive: true, force: true });
-      throw new Error(`pip install ${requirements.join(' ')} failed (exit ${pip.code ?? 'timeout'}):\n${lastLines(pip.output, 15)}`);
+      throw new InvalidSpecError(`pip install ${requirements.join(' ')} failed (exit ${pip.code ?? 'timeout'}):\n${lastLines(pip.output, 15)}`);
     }
     await fs.writeFile(ready, new Date().toISOString() + '\n');
   } finally {

@@ -63,3 +63,14 @@ export interface ClusterAdapter {
 
 /** Phases after which the driver will not change again. */
 export const isFinalPhase = (p: DriverPhase): boolean => p === 'SUCCEEDED' || p === 'FAILED';
+
+/**
+ * A driver spec that cannot run (no main resource, a requirement pip cannot install): retrying will not
+ * help, so the activities turn it into a non-retryable failure and the job fails with this message.
+ */
+export class InvalidSpecError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidSpecError';
+  }
+}
