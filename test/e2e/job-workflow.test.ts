@@ -1,0 +1,150 @@
+// The job workflow with a replaced cluster adapter (no Spark): retries, a worker crash mid-watch,
+// cancellation mid-launch, and the projection's refusal to move a state backwards. Real Temporal, real
+// MongoDB; only the adapter is a fake.
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities';
+import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../activities/adapters/types';
+import { createProjection } from '../../activities/projection';
+import { call, eventually, form, startHarness, type Harness } from '../harness';
+
+/** A cluster whose drivers do what the test says: `script[driverId]` lists the phases status() returns. */
+function fakeCluster() {
+  const launches: string[] = [];
+  const removed: string[] = [];
+  const phases = new Map<string, DriverStatus['phase'][]>();
+  let next: DriverStatus['phase'][] = ['RUNNING', 'SUCCEEDED'];
+  let launchDelayMs = 0;
+  const adapter: ClusterAdapter = {
+    async launch(spec: DriverSpec) {
+      await new Promise((r) => setTimeout(r, launchDelayMs));
+      if (!phases.has(spec.driverId)) {
+        launches.push(spec.driverId);
+        phases.set(spec.driverId, [...next]);
+      }
+      return { phase: 'PENDING' };
+    },
+    async status(id) {
+      const list = phases.get(id);
+      if (!list) return { phase: 'MISSING' };
+      const phase = list.length > 1 ? list.shift()! : list[0];
+      return phase === 'FAILED' ? { phase, message: `try ${id} failed`, exitCode: 1 } : { phase, appId: `app-${id}` };
+    },
+    async logs() {
+      return [];
+    },
+    async remove(id) {
+      removed.push(id);
+      phases.set(id, ['FAILED']);
+    },
+  };
+  return {
+    adapter,
+    launches,
+    removed,
+    hold: () => (next = ['RUNNING']),
+    plan: (p: DriverStatus['phase'][]) => (next = p),
+    set: (id: string, p: DriverStatus['phase'][]) => phases.set(id, p),
+    slowLaunch: (ms: number) => (launchDelayMs = ms),
+  };
+}
+
+let h: Harness;
+const fake = fakeCluster();
+const bundle = () => ({ code: readFileSync(inject('bundlePath'), 'utf8') });
+
+async function startWorker(): Promise<{ worker: Worker; done: Promise<void> }> {
+  const connection = await NativeConnection.connect({ address: h.config.TEMPORAL_ADDRESS });
+  const worker = await Worker.create({
+    connection,
+    taskQueue: h.config.TASK_QUEUE,
+    workflowBundle: bundle(),
+    activities: createActivities({ config: h.config, store: h.store, adapterFor: async () => fake.adapter }),
+  });
+  return { worker, done: worker.run().finally(() => connection.close()) };
+}
+
+const submit = async (fields: Record<string, string> = {}) => {
+  const r = await call(h, 'POST', '/job/submit', form({ name: 'fake', language: 'PYTHON', jobClass: 'main', ...fields }, { pyFiles: [{ name: 'main.py', content: 'print(1)' }] }));
+  expect(r.status).toBe(200);
+  return r.body.jobId as string;
+};
+const job = async (id: string) => (await call(h, 'GET', `/job/${id}`)).body;
+const until = (id: string, state: string) => eventually(async () => ((await job(id)).state === state ? job(id) : undefined), 30_000, 100);
+
+beforeAll(async () => {
+  h = await startHarness({ worker: false });
+});
+afterAll(async () => h?.stop());
+
+describe('job workflow with a replaced adapter', () => {
+  it('retries failed tries, keeping the jobId, and finishes on the third attempt', async () => {
+    const w = await startWorker();
+    try {
+      fake.plan(['RUNNING', 'FAILED']);
+      const id = await submit({ maxRetries: '2' });
+      await eventually(async () => fake.launches.includes(`job-${id}-2`), 30_000, 50);
+      fake.set(`job-${id}-2`, ['RUNNING', 'FAILED']);
+      await eventually(async () => fake.launches.includes(`job-${id}-3`), 30_000, 50);
+      fake.set(`job-${id}-3`, ['RUNNING', 'SUCCEEDED']);
+      const done = await until(id, 'FINISHED');
+      expect(done).toMatchObject({ attempt: 3, maxRetries: 2, appId: `app-job-${id}-3` });
+      expect(done.error).toBeUndefined();
+      expect(fake.removed).toEqual(expect.arrayContaining([`job-${id}-1`, `job-${id}-2`, `job-${id}-3`]));
+    } finally {
+      w.worker.shutdown();
+      await w.done;
+    }
+  });
+
+  it('survives a worker crash while watching: one driver, and the job still finishes', async () => {
+    fake.hold();
+    let w = await startWorker();
+    const id = await submit();
+    await until(id, 'BUSY');
+    // The worker goes away mid-watch; another takes over the workflow and the heartbeating watch.
+    w.worker.shutdown();
+    await w.done;
+    fake.set(`job-${id}-1`, ['RUNNING', 'SUCCEEDED']);
+    w = await startWorker();
+    try {
+      const done = await until(id, 'FINISHED');
+      expect(done.attempt).toBe(1);
+      expect(fake.launches.filter((d) => d.startsWith(`job-${id}-`))).toEqual([`job-${id}-1`]);
+    } finally {
+      w.worker.shutdown();
+      await w.done;
+    }
+  });
+
+  it('cancels mid-launch and still removes the driver', async () => {
+    const w = await startWorker();
+    try {
+      fake.hold();
+      fake.slowLaunch(1500);
+      const id = await submit();
+      await until(id, 'STARTING');
+      expect((await call(h, 'POST', `/job/${id}/cancel`)).status).toBe(200);
+      const done = await until(id, 'CANCELED');
+      expect(done.error).toMatch(/cancel/);
+      await eventually(async () => fake.removed.includes(`job-${id}-1`), 10_000, 50);
+    } finally {
+      fake.slowLaunch(0);
+      w.worker.shutdown();
+      await w.done;
+    }
+  });
+
+  it('never moves a record backwards', async () => {
+    const p = createProjection(h.store);
+    const base = { jobId: 'proj-1', jobName: 'p', jobType: 'SINGLE', tags: '', language: 'PYTHON', clusterName: 'default', jobConfig: '', args: [], pyRequirements: '', packages: '', submitTime: 1, maxRetries: 0, attempt: 1, memorySettings: { dynamicAllocation: false } } as const;
+    expect(await p.projectJob({ ...base, state: 'BUSY' }, 3)).toBe(true);
+    expect(await p.projectJob({ ...base, state: 'STARTING' }, 2)).toBe(false);
+    expect(await p.projectJob({ ...base, state: 'BUSY' }, 3)).toBe(false);
+    expect((await job('proj-1')).state).toBe('BUSY');
+    expect(await p.projectJob({ ...base, state: 'FINISHED' }, 4)).toBe(true);
+    expect((await job('proj-1')).state).toBe('FINISHED');
+  });
+});
