@@ -1,6 +1,5 @@
 // Groups end to end: HTTP API → group workflow → local adapter → real Spark drivers running runner/,
 // executions through the group's task queue, results on the Socket.IO stream.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { io as ioClient, type Socket } from 'socket.io-client';
@@ -156,7 +155,8 @@ describe('a PYTHON group of interactive drivers', () => {
     const [victim] = await instances();
     const pidFile = path.join(h.config.DRIVER_DIR, `inst-${victim.jobId}`, 'pid');
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    execFileSync('kill', ['-9', `-${pid}`]);
+    // The whole process group: spark-submit's JVM and the Python runner under it.
+    process.kill(-pid, 'SIGKILL');
     await eventually(async () => {
       const all = (await getGroup(groupId, '?jobStates=FAILED')).jobs as Job[];
       return all.some((j) => j.jobId === victim.jobId);
