@@ -51,11 +51,14 @@ export class ChangeFeed {
   constructor(
     private readonly col: Collection,
     readonly name: string,
+    /** Pause between empty polls (see pump). */
+    private readonly idleMs = 20,
   ) {}
 
   private open(resumeAfter?: unknown): ChangeStream {
     return this.col.watch([{ $match: { operationType: { $in: ['insert', 'update', 'replace'] } } }], {
       fullDocument: 'updateLookup',
+      maxAwaitTimeMS: 1000,
       ...(resumeAfter ? { resumeAfter } : {}),
     });
   }
@@ -64,17 +67,38 @@ export class ChangeFeed {
     if (this.stream || this.closed) return;
     const stream = this.open();
     this.stream = stream;
-    stream.on('change', (c: ChangeStreamDocument) => {
-      const e = toEvent(c);
-      if (e) for (const s of this.subscribers) s(e);
-    });
-    stream.on('error', (err) => {
-      if (this.closed) return;
+    void this.pump(stream, (e) => {
+      for (const s of this.subscribers) s(e);
+    }).then((err) => {
+      if (this.closed || this.stream !== stream) return;
       // The driver resumes by itself on resumable errors; anything else: reopen after a pause.
       log.warn('change stream failed; reopening', { collection: this.name, err: String(err) });
       this.stream = undefined;
       setTimeout(() => this.start(), 1000);
     });
+  }
+
+  /**
+   * Reads a change stream until it is closed (resolves undefined) or fails (resolves the error).
+   * Pulls with tryNext() and pauses when nothing is there: a real MongoDB holds each getMore open up to
+   * maxAwaitTimeMS, but mongo-java-server answers at once, and the driver's own loop would then spin.
+   */
+  private async pump(stream: ChangeStream, emit: (e: FeedEvent) => void): Promise<unknown> {
+    while (!stream.closed && !this.closed) {
+      let change: ChangeStreamDocument | null;
+      try {
+        change = await stream.tryNext();
+      } catch (err) {
+        return stream.closed || this.closed ? undefined : err;
+      }
+      if (change) {
+        const e = toEvent(change);
+        if (e) emit(e);
+      } else {
+        await new Promise((r) => setTimeout(r, this.idleMs));
+      }
+    }
+    return undefined;
   }
 
   subscribe(fn: (e: FeedEvent) => void): () => void {
@@ -92,11 +116,9 @@ export class ChangeFeed {
       throw badRequest('Last-Event-ID is not an event id of this stream');
     }
     const stream = this.open(resumeAfter);
-    stream.on('change', (c: ChangeStreamDocument) => {
-      const e = toEvent(c);
-      if (e) fn(e);
+    void this.pump(stream, fn).then((err) => {
+      if (err) log.warn('resumed change stream failed', { collection: this.name, err: String(err) });
     });
-    stream.on('error', (err) => log.warn('resumed change stream failed', { collection: this.name, err: String(err) }));
     return () => void stream.close().catch(() => undefined);
   }
 

@@ -8,6 +8,7 @@ import { inject } from 'vitest';
 import { createActivities } from '../../activities';
 import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../activities/adapters/types';
 import { createProjection } from '../../activities/projection';
+import type { Job } from '../../domain/types';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
 /** A cluster whose drivers do what the test says: `script[driverId]` lists the phases status() returns. */
@@ -139,7 +140,7 @@ describe('job workflow with a replaced adapter', () => {
 
   it('never moves a record backwards', async () => {
     const p = createProjection(h.store);
-    const base = { jobId: 'proj-1', jobName: 'p', jobType: 'SINGLE', tags: '', language: 'PYTHON', clusterName: 'default', jobConfig: '', args: [], pyRequirements: '', packages: '', submitTime: 1, maxRetries: 0, attempt: 1, memorySettings: { dynamicAllocation: false } } as const;
+    const base: Omit<Job, 'state'> = { jobId: 'proj-1', jobName: 'p', jobType: 'SINGLE', tags: '', language: 'PYTHON', clusterName: 'default', jobConfig: '', args: [], pyRequirements: '', packages: '', submitTime: 1, maxRetries: 0, attempt: 1, memorySettings: { dynamicAllocation: false } };
     expect(await p.projectJob({ ...base, state: 'BUSY' }, 3)).toBe(true);
     expect(await p.projectJob({ ...base, state: 'STARTING' }, 2)).toBe(false);
     expect(await p.projectJob({ ...base, state: 'BUSY' }, 3)).toBe(false);
