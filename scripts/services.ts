@@ -1,7 +1,7 @@
 // Starts the dev stack's servers as child processes: the Temporal dev server (with its UI and the
 // service's search attributes) and mongo-java-server. Used by scripts/stack.ts and by the tests.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { SearchAttr } from '../domain/ids';
@@ -76,9 +76,13 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     '--port', String(o.temporalPort),
     '--ui-port', String(o.temporalUiPort),
     '--log-level', 'warn',
-    // Continue-as-new and updates are used freely; a low workflow-task timeout speeds recovery after a worker crash.
+    // Updates and update-with-start (read-your-writes on create).
     '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
     '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
+    // One partition per task queue: a poller and a task always meet at once (no forwarding between
+    // partitions), which is what a group's few runners need for millisecond dispatch.
+    '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
     ...Object.values(SearchAttr).flatMap((n) => ['--search-attribute', `${n}=Keyword`]),
   ];
   if (o.persistent) temporalArgs.push('--db-filename', path.join(o.dataDir, 'temporal.db'));
@@ -107,3 +111,43 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     stop,
   };
 }
+
+/**
+ * Stops every local driver under a DRIVER_DIR (each folder's `pid` is its process group): the dev stack's
+ * `down` and the end of a test run use it, so no Spark JVM outlives what started it.
+ */
+export async function killDrivers(driverDir: string): Promise<number> {
+  const groups: number[] = [];
+  for (const d of existsSync(driverDir) ? readdirSync(driverDir) : []) {
+    const pid = Number(readFileSafe(path.join(driverDir, d, 'pid')));
+    if (pid > 0 && alive(-pid)) groups.push(pid);
+  }
+  for (const pid of groups) signal(-pid, 'SIGTERM');
+  const deadline = Date.now() + 5_000;
+  while (groups.some((pid) => alive(-pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of groups) if (alive(-pid)) signal(-pid, 'SIGKILL');
+  return groups.length;
+}
+
+const readFileSafe = (p: string) => {
+  try {
+    return readFileSync(p, 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const signal = (pid: number, sig: NodeJS.Signals) => {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+};

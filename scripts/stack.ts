@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../lib/config';
-import { startServices, waitForPort } from './services';
+import { killDrivers, startServices, waitForPort } from './services';
 
 const env = process.env;
 const stackDir = env.STACK_DIR ?? path.join(ROOT, '.stack');
@@ -66,6 +66,10 @@ async function up() {
     stopping = true;
     console.log('stopping the stack ...');
     await Promise.all([kill(api), kill(worker)]);
+    // Drivers outlive a worker restart by design; stopping the whole stack stops them too. On the next
+    // start, groups replace their instances and jobs retry as their maxRetries allow.
+    const drivers = await killDrivers(env.DRIVER_DIR ?? path.join(stackDir, 'drivers'));
+    if (drivers) console.log(`stopped ${drivers} Spark drivers`);
     await services.stop();
     rmSync(pidFile, { force: true });
     process.exit(code);

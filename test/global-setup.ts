@@ -1,12 +1,12 @@
 // Starts the real Temporal dev server and mongo-java-server once for all end-to-end files, and builds
 // the workflow bundle once. Files get the addresses through vitest's inject().
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ROOT } from '../lib/config';
-import { startServices, type Services } from '../scripts/services';
+import { killDrivers, startServices, type Services } from '../scripts/services';
 import { WORKFLOWS_PATH } from '../worker/worker';
 
 const freePort = () =>
@@ -48,6 +48,8 @@ export default async function setup(project: TestProject) {
   project.provide('bundlePath', bundlePath);
   project.provide('testDir', dir);
   return async () => {
+    // Drivers (Spark JVMs and runners) of every harness of the run.
+    for (const h of existsSync(dir) ? readdirSync(dir) : []) await killDrivers(path.join(dir, h, 'drivers'));
     await services?.stop();
     // Drivers, logs and data of a run are kept for a look after a failure only when asked.
     if (!process.env.KEEP_TEST_STACK) rmSync(dir, { recursive: true, force: true });
