@@ -1,6 +1,6 @@
 // End-to-end harness: the real API (app.callback(), no port) and a real worker in-process, against the
 // Temporal and MongoDB servers of test/global-setup.ts. Each file gets its own database and task queue.
-import type { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -25,7 +25,17 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
+/** The SDK's worker-state lines would drown test output; one Runtime per test file process. */
+function quietTemporal(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // already installed in this process
+  }
+}
+
 export async function startHarness(opts: { worker?: boolean; env?: Record<string, string> } = {}): Promise<Harness> {
+  quietTemporal();
   const id = randomUUID().slice(0, 8);
   const dir = path.join(inject('testDir'), id);
   const config = loadConfig({

@@ -1,4 +1,5 @@
 // Entry point of the worker process. More workers on the same task queue add capacity.
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/log';
 import { connectStore, prepareStore } from '../lib/mongo';
@@ -8,6 +9,8 @@ const log = logger('worker');
 
 async function main() {
   const config = loadConfig();
+  // The SDK's own log lines (worker state changes) at the service's level, warnings by default at info.
+  Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
   const store = await connectStore(config);
   await prepareStore(store);
   const worker = await createWorker(config, store);
