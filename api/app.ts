@@ -70,6 +70,13 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
     }),
   );
 
+  // Errors Koa reports outside a request's handling, e.g. a stream whose client went away.
+  app.on('error', (err: Error & { code?: string }) => {
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
+    log.error('server error', { err });
+  });
+  app.silent = true;
+
   const router = new Router({ prefix: API_PREFIX });
   mount(router, routes);
   const doc = openApiDocument(routes);
