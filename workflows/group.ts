@@ -173,6 +173,8 @@ export async function groupWorkflow(input: GroupWorkflowInput): Promise<void> {
     const inst = instances.get(instanceId);
     if (!inst) return;
     inst.ready = true;
+    // The idle clock of autoPause starts when a driver can take work, not while drivers start.
+    lastActivity = Date.now();
     markJob(instanceId, { state: inst.busy ? JobState.BUSY : JobState.READY, ...(appId ? { appId } : {}), startTime: jobs.get(instanceId)?.startTime ?? Date.now() });
   });
   setHandler(instanceStateSignal, ({ instanceId, state }) => {
@@ -323,7 +325,8 @@ export async function groupWorkflow(input: GroupWorkflowInput): Promise<void> {
     }
     const idleFor = Date.now() - lastActivity;
     const anyBusy = [...instances.values()].some((i) => i.busy);
-    if (group.autoPause && !paused && !archived() && !anyBusy && instances.size > 0 && idleFor >= input.idlePauseMs) {
+    const anyReady = [...instances.values()].some((i) => i.ready);
+    if (group.autoPause && !paused && !archived() && !anyBusy && anyReady && idleFor >= input.idlePauseMs) {
       paused = true;
       log.info('pausing idle group', { groupId, idleFor });
     }
@@ -356,7 +359,7 @@ export async function groupWorkflow(input: GroupWorkflowInput): Promise<void> {
       });
     }
     const seen = tick;
-    const pauseIn = group.autoPause && !paused && !archived() ? Math.max(1, input.idlePauseMs - (Date.now() - lastActivity)) : undefined;
+    const pauseIn = group.autoPause && !paused && !archived() && anyReady ? Math.max(1, input.idlePauseMs - (Date.now() - lastActivity)) : undefined;
     const woken = () => tick !== seen || events.length > 0 || dirtyJobs.size > 0 || groupDirty;
     if (pauseIn === undefined) await condition(woken);
     else await condition(woken, pauseIn);

@@ -218,3 +218,27 @@ describe('a CODE group', () => {
     expect((await call(h, 'DELETE', `/group/${id}`)).status).toBe(200);
   });
 });
+
+describe('a group with autoPause', () => {
+  it('stops its drivers when idle, and an execution wakes it and waits for a driver', async () => {
+    const hp = await startHarness({ env: { GROUP_IDLE_PAUSE_MS: '3000' } });
+    try {
+      const r = await call(hp, 'POST', '/group', form({ name: 'sleepy', language: 'PYTHON', scale: '1', autoPause: 'true' }, { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] }));
+      expect(r.status).toBe(200);
+      const id = r.body.groupId;
+      const live = async () => ((await call(hp, 'GET', `/group/${id}?jobStates=STARTING,READY,BUSY`)).body.jobs as Job[]);
+      await eventually(async () => (await live()).some((j) => j.state === 'READY'), 180_000, 500);
+      // Idle for 3 s: the driver stops; the group stays ACTIVE.
+      await eventually(async () => (await live()).length === 0, 60_000, 500);
+      const g = (await call(hp, 'GET', `/group/${id}`)).body;
+      expect(g).toMatchObject({ state: 'ACTIVE', autoPause: true, scale: 1 });
+      // The next execution waits for a new driver instead of failing.
+      const e = await call(hp, 'POST', `/group/${id}/job/execute`, { jobClass: 'jobs.Echo', jobConfig: { say: 'awake' } });
+      expect(e.status).toBe(200);
+      expect(e.body.result).toBe('awake');
+      expect((await call(hp, 'DELETE', `/group/${id}`)).status).toBe(200);
+    } finally {
+      await hp.stop();
+    }
+  });
+});
