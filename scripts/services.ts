@@ -53,7 +53,8 @@ function start(cmd: string, args: string[], logFile: string): ChildProcess {
   return p;
 }
 
-const stopProc = (p: ChildProcess) =>
+/** SIGTERM, then SIGKILL after 10 s. */
+export const stopProc = (p: ChildProcess) =>
   new Promise<void>((resolve) => {
     if (p.exitCode !== null || p.signalCode !== null) return resolve();
     const t = setTimeout(() => p.kill('SIGKILL'), 10_000);

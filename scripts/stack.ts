@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../lib/config';
-import { killDrivers, startServices, waitForPort } from './services';
+import { killDrivers, startServices, stopProc, waitForPort } from './services';
 
 const env = process.env;
 const stackDir = env.STACK_DIR ?? path.join(ROOT, '.stack');
@@ -65,7 +65,7 @@ async function up() {
     if (stopping) return;
     stopping = true;
     console.log('stopping the stack ...');
-    await Promise.all([kill(api), kill(worker)]);
+    await Promise.all([stopProc(api), stopProc(worker)]);
     // Drivers outlive a worker restart by design; stopping the whole stack stops them too. On the next
     // start, groups replace their instances and jobs retry as their maxRetries allow.
     const drivers = await killDrivers(env.DRIVER_DIR ?? path.join(stackDir, 'drivers'));
@@ -94,17 +94,6 @@ const isAlive = (pid: number) => {
     return false;
   }
 };
-
-const kill = (p: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    const t = setTimeout(() => p.kill('SIGKILL'), 15_000);
-    p.once('exit', () => {
-      clearTimeout(t);
-      resolve();
-    });
-    p.kill('SIGTERM');
-  });
 
 async function down() {
   if (!existsSync(pidFile)) return console.log('the stack is not running');

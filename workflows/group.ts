@@ -19,18 +19,17 @@ import {
   defineUpdate,
   isCancellation,
   log,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import type { DriverStatus } from '../activities/adapters/types';
 import { formatTags } from '../domain/delimited';
 import { instanceDriverId, type GroupResume, type GroupSettingsPatch, type GroupWorkflowInput, type InstanceState } from '../domain/group';
 import { groupTaskQueue, groupWorkflowId } from '../domain/ids';
 import { GroupState, isTerminal, JobState, JobType } from '../domain/states';
-import type { Artifacts, Job } from '../domain/types';
+import { mergeArtifacts } from '../domain/artifacts';
+import type { Job } from '../domain/types';
+import { drivers, projection, watch } from './activities';
 import { setSearch } from './search';
 
 export const acceptedGroupUpdate = defineUpdate<{ groupId: string }>('accepted');
@@ -45,19 +44,7 @@ export const instanceReadySignal = defineSignal<[{ instanceId: string; appId?: s
 export const instanceStateSignal = defineSignal<[{ instanceId: string; state: 'BUSY' | 'READY' }]>('instanceState');
 export const groupQuery = defineQuery<{ paused: boolean; generation: number; instances: Job[] }>('group');
 
-const { projectGroup, projectJob } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '100ms', maximumInterval: '5s' },
-});
-const drivers = proxyActivities<Activities>({
-  startToCloseTimeout: '10m',
-  retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ClusterNotFound', 'InvalidSpec'] },
-});
-const watch = proxyActivities<Activities>({
-  startToCloseTimeout: '15m',
-  heartbeatTimeout: '30s',
-  retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ClusterNotFound'] },
-});
+const { projectGroup, projectJob } = projection;
 
 /** Spark settings whose change needs new drivers. */
 const RESTART_FIELDS: (keyof GroupSettingsPatch)[] = ['jobConfig', 'pyRequirements', 'packages', 'memorySettings', 'addArtifacts'];
@@ -364,12 +351,6 @@ export async function groupWorkflow(input: GroupWorkflowInput): Promise<void> {
     if (pauseIn === undefined) await condition(woken);
     else await condition(woken, pauseIn);
   }
-}
-
-function mergeArtifacts(a: Artifacts, b: Artifacts): Artifacts {
-  const base = (p: string) => p.slice(p.lastIndexOf('/') + 1);
-  const merge = (x: string[], y: string[]) => [...x.filter((p) => !y.some((q) => base(q) === base(p))), ...y];
-  return { jars: merge(a.jars, b.jars), files: merge(a.files, b.files), pyFiles: merge(a.pyFiles, b.pyFiles) };
 }
 
 function messageOf(err: unknown): string {

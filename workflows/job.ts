@@ -16,17 +16,15 @@ import {
   defineQuery,
   defineUpdate,
   isCancellation,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import type { DriverStatus } from '../activities/adapters/types';
 import { jobIdFromWorkflowId } from '../domain/ids';
 import { newJobRecord, singleJobDriverId, type JobWorkflowInput } from '../domain/job';
 import { isTerminal, JobState } from '../domain/states';
 import type { Job } from '../domain/types';
+import { drivers, projection, watch } from './activities';
 import { setSearch } from './search';
 
 export const stopJobUpdate = defineUpdate<void>('stop');
@@ -34,21 +32,7 @@ export const stopJobUpdate = defineUpdate<void>('stop');
 export const acceptedUpdate = defineUpdate<{ jobId: string }>('accepted');
 export const jobQuery = defineQuery<Job>('job');
 
-const { projectJob } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '100ms', maximumInterval: '5s' },
-});
-
-const drivers = proxyActivities<Activities>({
-  startToCloseTimeout: '10m',
-  retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ClusterNotFound', 'InvalidSpec'] },
-});
-
-const watch = proxyActivities<Activities>({
-  startToCloseTimeout: '15m',
-  heartbeatTimeout: '30s',
-  retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ClusterNotFound'] },
-});
+const { projectJob } = projection;
 
 export async function singleJobWorkflow(input: JobWorkflowInput): Promise<Job> {
   const jobId = jobIdFromWorkflowId(workflowInfo().workflowId);

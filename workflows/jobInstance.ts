@@ -1,16 +1,13 @@
 // One execution of a job class (or code) in a group: workflow `jobinstance/<jobInstanceId>`. Its activity
 // runs on the group's task queue, where the group's runners poll; whichever driver is free takes it.
 // A driver that dies mid-execution makes the activity time out or fail, and it is retried on another.
-import { getExternalWorkflowHandle, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { getExternalWorkflowHandle, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { JobInstanceInput, JobInstanceRecord, RunnerRequest, RunnerResponse } from '../domain/group';
 import { groupTaskQueue, groupWorkflowId } from '../domain/ids';
+import { projection } from './activities';
 import { wakeSignal } from './group';
 
-const { projectResult } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '50ms', maximumInterval: '5s' },
-});
+const { projectResult } = projection;
 
 /** The runner's activity (Python, runner/runner.py), called by name. */
 interface RunnerActivities {

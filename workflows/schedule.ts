@@ -14,16 +14,15 @@ import {
   continueAsNew,
   defineQuery,
   defineUpdate,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import { formatTags } from '../domain/delimited';
 import type { ScheduleSettingsPatch, ScheduleWorkflowInput, TemporalScheduleDef } from '../domain/schedule';
 import { ScheduleState } from '../domain/states';
-import type { Artifacts, Schedule } from '../domain/types';
+import { mergeArtifacts } from '../domain/artifacts';
+import type { Schedule } from '../domain/types';
+import { projection, short } from './activities';
 import { setSearch } from './search';
 
 export const acceptedScheduleUpdate = defineUpdate<{ scheduleId: string }>('accepted');
@@ -34,14 +33,7 @@ export const disableScheduleUpdate = defineUpdate<void>('disable');
 export const deleteScheduleUpdate = defineUpdate<void>('delete');
 export const scheduleQuery = defineQuery<Omit<Schedule, 'jobs'>>('schedule');
 
-const { projectSchedule } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '10s',
-  retry: { initialInterval: '100ms', maximumInterval: '5s' },
-});
-const acts = proxyActivities<Activities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', maximumInterval: '10s', nonRetryableErrorTypes: ['InvalidSchedule', 'Misconfigured'] },
-});
+const { projectSchedule } = projection;
 
 /** Grace after endTime before the schedule reads DISABLED, so a tick at endTime itself still fires. */
 const END_GRACE_MS = 2_000;
@@ -80,7 +72,7 @@ export async function scheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
 
   /** Applies a new version of the schedule to Temporal, then to the read model; nothing changes on failure. */
   const commit = async (next: Omit<Schedule, 'jobs'>, nextSpec: typeof spec) => {
-    await acts.applyTemporalSchedule(def(next, nextSpec));
+    await short.applyTemporalSchedule(def(next, nextSpec));
     schedule = next;
     spec = nextSpec;
     seq += 1;
@@ -158,8 +150,8 @@ export async function scheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
     deleteScheduleUpdate,
     () =>
       locked(async () => {
-        await acts.deleteTemporalSchedule(scheduleId);
-        await acts.deleteScheduleRecord(scheduleId, schedule.name);
+        await short.deleteTemporalSchedule(scheduleId);
+        await short.deleteScheduleRecord(scheduleId, schedule.name);
         deleted = true;
       }),
     { validator: () => checkNotDeleted() },
@@ -175,7 +167,7 @@ export async function scheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
       await locked(() => commit(schedule, spec));
     } catch (e) {
       initError = (e as { cause?: Error }).cause?.message ?? (e as Error).message;
-      await acts.deleteTemporalSchedule(scheduleId);
+      await short.deleteTemporalSchedule(scheduleId);
       await condition(allHandlersFinished);
       return;
     }
@@ -199,10 +191,4 @@ export async function scheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
     }
   }
   await condition(allHandlersFinished);
-}
-
-function mergeArtifacts(a: Artifacts, b: Artifacts): Artifacts {
-  const base = (p: string) => p.slice(p.lastIndexOf('/') + 1);
-  const merge = (x: string[], y: string[]) => [...x.filter((p) => !y.some((q) => base(q) === base(p))), ...y];
-  return { jars: merge(a.jars, b.jars), files: merge(a.files, b.files), pyFiles: merge(a.pyFiles, b.pyFiles) };
 }
