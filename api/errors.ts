@@ -40,5 +40,12 @@ export function toHttp(err: unknown): { status: number; message: string; expose:
     const mapped = status === 413 || status === 415 || status === 422 ? 400 : status;
     return { status: mapped, message: e.message || 'bad request', expose: true };
   }
+  // A backing service down is not the client's fault, and says so rather than "internal error".
+  const name = (err as Error)?.name ?? '';
+  if (/MongoServerSelectionError|MongoNetworkError|MongoNotConnectedError/.test(name)) {
+    return { status: 503, message: 'the database is unavailable; try again shortly', expose: false };
+  }
+  const grpc = (err as { code?: number; cause?: { code?: number } })?.cause?.code ?? e?.code;
+  if (name === 'ServiceError' && grpc === 14) return { status: 503, message: 'Temporal is unavailable; try again shortly', expose: false };
   return { status: 500, message: 'internal error', expose: false };
 }
