@@ -1,0 +1,167 @@
+// (c) Execute-and-wait overhead in a warm group: a PYTHON group of 2 real local Spark drivers running
+// runner/runner.py; POST /group/{id}/job/execute of a job class that returns at once. Overhead is the
+// HTTP round trip minus the time the runner itself measured around run() (result.endTime − startTime).
+// Then 8 concurrent callers for a fixed time. Targets (issue): p50 < 25 ms, p99 < 100 ms.
+//
+//   npm run bench:group         BENCH_N (500), BENCH_WARMUP (20), BENCH_CONCURRENCY (8),
+//                               BENCH_SECONDS (20), BENCH_MAX_CALLS (2000), BENCH_READY_S (240)
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { jobInstanceWorkflowId } from '../domain/ids';
+import { call, defer, envInt, form, killLocalDrivers, ok, pool, printHeader, printHistoryBreakdown, printJson, printStats, printTarget, round, runBench, startStack, stats, until, within } from './lib';
+
+const N = envInt('BENCH_N', 500);
+const WARMUP = envInt('BENCH_WARMUP', 20);
+const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
+const SECONDS = envInt('BENCH_SECONDS', 20);
+const MAX_CALLS = envInt('BENCH_MAX_CALLS', 2000);
+const READY_S = envInt('BENCH_READY_S', 240);
+const SCALE = 2;
+
+const JOBS_PY = `from ilum.api import IlumJob
+
+
+class Noop(IlumJob):
+    def run(self, spark, config):
+        return 'ok'
+`;
+
+interface Exec {
+  rtt: number;
+  inRunner: number;
+  overhead: number;
+  jobInstanceId: string;
+  /** Epoch ms (fractional) of request sent and response received. */
+  sent: number;
+  received: number;
+}
+
+runBench('group-execute', READY_S + SECONDS + 240, async () => {
+  printHeader('bench:group — execute-and-wait in a warm group (local Spark drivers, runner/runner.py)');
+  const s = await startStack();
+  const driverDir = s.config.DRIVER_DIR;
+  // Registered after the stack, so it runs before the services stop: drivers die first.
+  defer('leftover local drivers', () => {
+    const n = killLocalDrivers(driverDir);
+    if (n) console.log(`  killed ${n} leftover driver process group(s)`);
+  });
+
+  const t0 = performance.now();
+  const { groupId } = await ok(
+    s.url,
+    'POST',
+    '/group',
+    form({ name: 'bench-group', language: 'PYTHON', scale: String(SCALE), driverMemory: '512m', jobConfig: 'spark.sql.shuffle.partitions=2;spark.ui.enabled=false' }, { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] }),
+  );
+  defer(
+    'group',
+    async () => {
+      // Deleting archives the group and waits until its drivers are removed.
+      const r = await within(call(s.url, 'DELETE', `/group/${groupId}`), 60_000, 'DELETE /group');
+      if (r.status !== 200) console.error(`! DELETE /group/${groupId}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+    },
+    70_000,
+  );
+  console.log(`group ${groupId} created (scale ${SCALE}); waiting for ${SCALE} READY instances (up to ${READY_S} s)`);
+
+  let lastStates = '';
+  try {
+    await until(
+      `${SCALE} READY instances`,
+      async () => {
+        const g = await ok(s.url, 'GET', `/group/${groupId}?jobStates=STARTING,READY,BUSY,FAILED,FINISHED,UNKNOWN`);
+        const list = g.jobs as { jobId: string; state: string; error?: string }[];
+        const states = list.map((j) => j.state).join(',');
+        if (states !== lastStates) {
+          console.log(`  ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s: ${states || '(no instances yet)'}`);
+          lastStates = states;
+        }
+        const failed = list.filter((j) => j.state === 'FAILED');
+        if (failed.length) throw Object.assign(new Error(`instance ${failed[0].jobId} FAILED: ${failed[0].error}`), { fatal: true });
+        return list.filter((j) => j.state === 'READY').length >= SCALE;
+      },
+      READY_S * 1000,
+      500,
+    );
+  } catch (e) {
+    printDriverLogs(driverDir);
+    throw e;
+  }
+  const readyS = (performance.now() - t0) / 1000;
+  console.log(`${SCALE} instances READY ${readyS.toFixed(1)} s after the create call`);
+
+  const execute = async (): Promise<Exec> => {
+    const t = performance.now();
+    const r = await call(s.url, 'POST', `/group/${groupId}/job/execute`, { type: 'interactive_job_execute', jobClass: 'jobs.Noop', jobConfig: {} });
+    const rtt = performance.now() - t;
+    if (r.status !== 200) throw new Error(`execute: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
+    if (r.body.error) throw new Error(`execute: the job failed: ${r.body.error.message}\n${r.body.error.stackTrace}`);
+    if (r.body.result !== 'ok') throw new Error(`execute: unexpected result ${JSON.stringify(r.body.result)}`);
+    const inRunner = (r.body.endTime as number) - (r.body.startTime as number);
+    return { rtt, inRunner, overhead: rtt - inRunner, jobInstanceId: r.body.jobInstanceId as string, sent: performance.timeOrigin + t, received: performance.timeOrigin + t + rtt };
+  };
+
+  for (let i = 0; i < WARMUP; i++) await execute();
+
+  const sequential: Exec[] = [];
+  const seqStart = performance.now();
+  for (let i = 0; i < N; i++) sequential.push(await execute());
+  const seqS = (performance.now() - seqStart) / 1000;
+
+  const concurrent: Exec[] = [];
+  let started = 0;
+  const conStart = performance.now();
+  await pool(
+    CONCURRENCY,
+    () => started++ < MAX_CALLS && performance.now() - conStart < SECONDS * 1000,
+    async () => {
+      concurrent.push(await execute());
+    },
+  );
+  const conS = (performance.now() - conStart) / 1000;
+
+  printStats(`sequential: ${N} executions (after ${WARMUP} warm-up), ${(N / seqS).toFixed(1)} executions/s`, [
+    ['overhead (RTT − in runner)', sequential.map((x) => x.overhead)],
+    ['HTTP round trip', sequential.map((x) => x.rtt)],
+    ['in runner (endTime − startTime)', sequential.map((x) => x.inRunner)],
+  ]);
+  printStats(`concurrent: ${concurrent.length} executions from ${CONCURRENCY} callers in ${conS.toFixed(1)} s, ${(concurrent.length / conS).toFixed(1)} executions/s (${SCALE} drivers, one execution at a time each)`, [
+    ['HTTP round trip', concurrent.map((x) => x.rtt)],
+    ['overhead (RTT − in runner)', concurrent.map((x) => x.overhead)],
+  ]);
+  console.log('');
+  const o = stats(sequential.map((x) => x.overhead));
+  printTarget('sequential overhead p50', o.p50, '<', 25, 'ms');
+  printTarget('sequential overhead p99', o.p99, '<', 100, 'ms');
+
+  // Where the time goes, from the job instance workflows' histories (the last 50 sequential executions).
+  await printHistoryBreakdown(
+    'sequential executions',
+    s.temporal,
+    sequential.slice(-50).map((x) => ({ workflowId: jobInstanceWorkflowId(x.jobInstanceId), requestStart: x.sent, responseEnd: x.received })),
+  );
+  const c = stats(concurrent.map((x) => x.rtt));
+  printJson('group-execute', {
+    readySeconds: round(readyS),
+    n: N,
+    overheadP50: round(o.p50),
+    overheadP99: round(o.p99),
+    overheadMax: round(o.max),
+    concurrency: CONCURRENCY,
+    concurrentPerSecond: round(concurrent.length / conS),
+    concurrentP50: round(c.p50),
+    concurrentP99: round(c.p99),
+  });
+});
+
+/** The end of each driver's log, for when instances never become READY. */
+function printDriverLogs(driverDir: string): void {
+  if (!existsSync(driverDir)) return;
+  for (const d of readdirSync(driverDir)) {
+    const f = path.join(driverDir, d, 'driver.log');
+    if (!existsSync(f)) continue;
+    const lines = readFileSync(f, 'utf8').trimEnd().split('\n');
+    console.log(`\n--- ${d}/driver.log (last 30 of ${lines.length} lines) ---\n${lines.slice(-30).join('\n')}`);
+  }
+}
