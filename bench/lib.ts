@@ -3,9 +3,9 @@
 // (optionally with a replaced cluster adapter), a recording adapter, and percentile printing.
 // Everything a benchmark starts is registered with `defer` and torn down by `runBench`, also on
 // failure, Ctrl-C or the hard time limit, so a run never leaves processes or folders behind.
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -13,7 +13,6 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createActivities } from '../activities';
 import type { ClusterAdapter, DriverSpec, DriverStatus } from '../activities/adapters/types';
 import { createApp, type ApiDeps } from '../api/app';
 import { attachSocketIo, createFeeds } from '../api/streams';
@@ -201,30 +200,8 @@ export async function startStack(opts: StackOptions = {}): Promise<BenchStack> {
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
 
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  defer('worker connection', () => connection.close());
-  let worker: Worker;
-  if (!opts.adapterFor) {
-    worker = await createWorker(config, store, { connection, bundle });
-  } else {
-    // createWorker cannot take an adapter: the same worker, built here with the replaced lookup.
-    // Keep these options in step with worker/worker.ts.
-    const scheduleClient = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
-    defer('schedule client', () => scheduleClient.connection.close());
-    worker = await Worker.create({
-      connection,
-      namespace: config.TEMPORAL_NAMESPACE,
-      taskQueue: config.TASK_QUEUE,
-      workflowBundle: bundle,
-      activities: createActivities({ config, store, temporal: scheduleClient, adapterFor: opts.adapterFor }),
-      maxConcurrentActivityTaskExecutions: 500,
-      maxConcurrentLocalActivityExecutions: 200,
-      maxConcurrentWorkflowTaskExecutions: 100,
-      shutdownGraceTime: '5s',
-      ...workerOverrides(),
-    });
-  }
-  const running = worker.run();
+  const { worker, run } = await createWorker(config, store, { bundle, adapterFor: opts.adapterFor, overrides: workerOverrides() });
+  const running = run();
   running.catch((e: unknown) => console.error(`! worker stopped: ${(e as Error).message}`));
   defer('worker', async () => {
     if (worker.getState() === 'RUNNING') worker.shutdown();

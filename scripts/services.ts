@@ -84,6 +84,10 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     // partitions), which is what a group's few runners need for millisecond dispatch.
     '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
     '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
+    // The history service reads its transfer queue (new workflow and activity tasks) at most 20 times a
+    // second by default, which adds up to ~25 ms to every hand-off; measured: a trivial workflow with one
+    // activity goes from 100 ms to 42 ms end to end on this machine.
+    '--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000',
     ...Object.values(SearchAttr).flatMap((n) => ['--search-attribute', `${n}=Keyword`]),
   ];
   if (o.persistent) {

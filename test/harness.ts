@@ -63,8 +63,9 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
   if (opts.worker !== false) {
-    worker = await createWorker(config, store, { bundle: { code: readFileSync(inject('bundlePath'), 'utf8') } });
-    running = worker.run();
+    const w = await createWorker(config, store, { bundle: { code: readFileSync(inject('bundlePath'), 'utf8') } });
+    worker = w.worker;
+    running = w.run();
   }
   return {
     config,

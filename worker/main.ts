@@ -13,10 +13,10 @@ async function main() {
   Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
   const store = await connectStore(config);
   await prepareStore(store);
-  const worker = await createWorker(config, store);
-  // Worker.run() resolves after shutdown(); the SDK installs SIGTERM/SIGINT handlers that call it.
+  const { worker, run } = await createWorker(config, store);
+  // run() resolves after shutdown(); the SDK installs SIGTERM/SIGINT handlers that call it.
   log.info('polling', { taskQueue: worker.options.taskQueue, temporal: config.TEMPORAL_ADDRESS });
-  await worker.run();
+  await run();
   await store.close();
   log.info('stopped');
 }

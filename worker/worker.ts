@@ -1,7 +1,8 @@
 // Builds the Temporal worker: every workflow and the activities, on the main task queue.
 // Used by worker/main.ts and by the end-to-end tests (which run it in-process).
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle, type WorkerOptions as TemporalWorkerOptions } from '@temporalio/worker';
+import type { ClusterAdapter } from '../activities/adapters/types';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
 import type { Config } from '../lib/config';
@@ -23,25 +24,43 @@ const quietBundlerLogger = {
 };
 
 export interface WorkerOptions {
-  connection?: NativeConnection;
   /** A prebuilt bundle (tests build it once for all files). */
   bundle?: WorkflowBundle;
+  /** Replaces the cluster adapters (tests, benchmarks). */
+  adapterFor?: (clusterName: string) => Promise<ClusterAdapter>;
+  /** Extra Temporal worker options (benchmarks' experiments). */
+  overrides?: Partial<TemporalWorkerOptions>;
 }
 
-export async function createWorker(config: Config, store: Store, opts: WorkerOptions = {}): Promise<Worker> {
-  const conn = opts.connection ?? (await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS }));
+export interface ServiceWorker {
+  worker: Worker;
+  /** Runs until shutdown (SIGTERM/SIGINT or worker.shutdown()), then closes the connections it opened. */
+  run(): Promise<void>;
+}
+
+export async function createWorker(config: Config, store: Store, opts: WorkerOptions = {}): Promise<ServiceWorker> {
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   // Schedule activities manage Temporal Schedules through an ordinary client.
   const temporal = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
-  return Worker.create({
-    connection: conn,
+  const worker = await Worker.create({
+    connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
     workflowBundle: opts.bundle ?? (await workflowBundle()),
-    activities: createActivities({ config, store, temporal }),
+    activities: createActivities({ config, store, temporal, adapterFor: opts.adapterFor }),
     maxConcurrentActivityTaskExecutions: 500,
     maxConcurrentLocalActivityExecutions: 200,
     maxConcurrentWorkflowTaskExecutions: 100,
     // Drivers are external processes: a worker stopping must not wait for long watch activities.
     shutdownGraceTime: '5s',
+    ...opts.overrides,
   });
+  return {
+    worker,
+    run: () =>
+      worker.run().finally(async () => {
+        await temporal.connection.close();
+        await connection.close();
+      }),
+  };
 }
