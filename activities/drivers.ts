@@ -1,6 +1,7 @@
 // Activities that drive Spark drivers through the adapter of the job's cluster.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { JobLogEntry } from '../domain/types';
+import type { Job, JobLogEntry } from '../domain/types';
+import type { createProjection } from './projection';
 import { ClusterType } from '../domain/states';
 import type { Config } from '../lib/config';
 import { decryptSecret, isEncrypted } from '../lib/crypto';
@@ -58,10 +59,19 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-export function createDriverActivities(config: Config, adapterFor: (clusterName: string) => Promise<ClusterAdapter>) {
+export function createDriverActivities(
+  config: Config,
+  adapterFor: (clusterName: string) => Promise<ClusterAdapter>,
+  projection: Pick<ReturnType<typeof createProjection>, 'projectJob'>,
+) {
   return {
-    async launchDriver(clusterName: string, spec: DriverSpec): Promise<DriverStatus> {
-      const adapter = await adapterFor(clusterName);
+    /**
+     * Launches a driver. `starting` is the job's STARTING record with a version the workflow reserved
+     * for it: writing it here, through the same versioned projection, saves the workflow a round of
+     * its own before the launch.
+     */
+    async launchDriver(clusterName: string, spec: DriverSpec, starting?: { job: Job; version: number }): Promise<DriverStatus> {
+      const [adapter] = await Promise.all([adapterFor(clusterName), starting && projection.projectJob(starting.job, starting.version)]);
       // Runners connect back to the Temporal server this worker uses.
       const full: DriverSpec =
         spec.role === 'runner'

@@ -17,10 +17,11 @@ export interface ActivityDeps {
 }
 
 export function createActivities({ config, store, adapterFor, temporal }: ActivityDeps) {
+  const projection = createProjection(store);
   return {
-    ...createProjection(store),
+    ...projection,
     ...createScheduleActivities(temporal),
-    ...createDriverActivities(config, adapterFor ?? createAdapterRegistry(config, store)),
+    ...createDriverActivities(config, adapterFor ?? createAdapterRegistry(config, store), projection),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;

@@ -76,20 +76,28 @@ export async function singleJobWorkflow(input: JobWorkflowInput): Promise<Job> {
     // After continue-as-new the current try goes on: launching again finds its driver.
     let resumed = input.resume !== undefined;
     for (;;) {
+      // The launch activity writes STARTING (with the version reserved here) before it launches.
+      let starting: { job: Job; version: number } | undefined;
       if (!resumed) {
         job.state = JobState.STARTING;
-        await project();
+        seq += 1;
+        starting = { job: { ...job }, version: seq };
+        setSearch({ jobState: job.state });
       }
       resumed = false;
       let status: DriverStatus;
       try {
-        status = await drivers.launchDriver(cluster, {
-          driverId: driverId(),
-          role: 'application',
-          spark: input.spec,
-          env: {},
-          labels: { jobId, ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}) },
-        });
+        status = await drivers.launchDriver(
+          cluster,
+          {
+            driverId: driverId(),
+            role: 'application',
+            spark: input.spec,
+            env: {},
+            labels: { jobId, ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}) },
+          },
+          starting,
+        );
       } catch (e) {
         return await finish(JobState.FAILED, failureMessage(e));
       }
