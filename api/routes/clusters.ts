@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { CLUSTER_TYPES, ClusterType, TERMINAL_JOB_STATES } from '../../domain/states';
 import { parseMemorySettings } from '../../domain/memory';
-import { decryptSecret, encryptSecret, isEncrypted } from '../../lib/crypto';
+import { encryptSecret, isEncrypted } from '../../lib/crypto';
 import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../app';
 import { conflict, notFound } from '../errors';
@@ -168,13 +168,6 @@ export function toCluster(d: ClusterDoc, localThreads: number): z.infer<typeof C
     createdTime: d.createdTime as number,
   };
   return JSON.parse(JSON.stringify(c)) as z.infer<typeof Cluster>;
-}
-
-/** The stored cluster with its secrets decrypted, for the adapters (never for a response). */
-export function unsealCluster(key: string, d: ClusterDoc): ClusterDoc {
-  const out: ClusterDoc = { ...d };
-  for (const f of CLUSTER_SECRETS) if (isEncrypted(out[f])) out[f] = decryptSecret(key, out[f] as string);
-  return out;
 }
 
 function toStored(body: z.infer<typeof ClusterUpdate>) {
