@@ -6,7 +6,8 @@
 import type { Client } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { DefaultLogger, Runtime, type Worker, type WorkerOptions } from '@temporalio/worker';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +21,7 @@ import { loadConfig, ROOT, type Config } from '../lib/config';
 import { setLogLevel } from '../lib/log';
 import { connectStore, prepareStore, type Store } from '../lib/mongo';
 import { connectTemporal } from '../lib/temporal';
-import { startServices } from '../scripts/services';
+import { startServices, stopProc } from '../scripts/services';
 import { createWorker, workflowBundle } from '../worker/worker';
 
 // ───────────────────────────── lifecycle ─────────────────────────────
@@ -117,7 +118,8 @@ export interface BenchStack {
   temporal: Client;
   /** Base URL of the API, e.g. http://127.0.0.1:12345/api/v1 */
   url: string;
-  worker: Worker;
+  /** The in-process worker, when the stack has a replaced adapter; otherwise the worker is a child process. */
+  worker?: Worker;
 }
 
 export interface StackOptions {
@@ -200,13 +202,21 @@ export async function startStack(opts: StackOptions = {}): Promise<BenchStack> {
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
 
-  const { worker, run } = await createWorker(config, store, { bundle, adapterFor: opts.adapterFor, overrides: workerOverrides() });
-  const running = run();
-  running.catch((e: unknown) => console.error(`! worker stopped: ${(e as Error).message}`));
-  defer('worker', async () => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-    await running.catch(() => undefined);
-  });
+  let worker: Worker | undefined;
+  if (opts.adapterFor) {
+    // A replaced adapter has to live in this process: the worker runs here, beside the API.
+    const w = await createWorker(config, store, { bundle, adapterFor: opts.adapterFor, overrides: workerOverrides() });
+    worker = w.worker;
+    const running = w.run();
+    running.catch((e: unknown) => console.error(`! worker stopped: ${(e as Error).message}`));
+    defer('worker', async () => {
+      if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+      await running.catch(() => undefined);
+    });
+  } else {
+    // As deployed: the worker is its own process (worker/main.ts), so API and worker do not share an event loop.
+    await startWorkerProcess(config, path.join(dir, 'logs', 'worker.log'));
+  }
   console.log(`stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (temporal ${services.temporalAddress}, mongo :${mongoPort}, api ${url})`);
   return { dir, config, store, temporal, url, worker };
 }
@@ -474,4 +484,41 @@ ${title}: median ms between events (${n} of ${items.length} workflows share this
     console.log(`  ${('+' + m.toFixed(1)).padStart(8)}  ${best.names[i]}`);
   }
   console.log(`  ${total.toFixed(1).padStart(8)}  (sum of the medians)`);
+}
+
+/** Starts worker/main.ts as a child process with the stack's configuration; stopped at the end. */
+async function startWorkerProcess(config: Config, logFile: string): Promise<void> {
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
+    MONGO_URL: config.MONGO_URL,
+    MONGO_DB: config.MONGO_DB,
+    TASK_QUEUE: config.TASK_QUEUE,
+    ARTIFACT_DIR: config.ARTIFACT_DIR,
+    DRIVER_DIR: config.DRIVER_DIR,
+    LOG_LEVEL: 'warn',
+  };
+  const out = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [path.join(ROOT, 'worker', 'main.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  defer('worker process', () => stopProc(child), 20_000);
+  // Ready once it polls: its first log line at warn level is none, so wait for the task queue to have a poller.
+  const temporal = await connectTemporal(config);
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const d = await temporal.workflowService.describeTaskQueue({
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: { name: config.TASK_QUEUE },
+        taskQueueType: 1,
+      });
+      if ((d.pollers ?? []).length > 0) return;
+      if (child.exitCode !== null) throw new Error(`worker process exited with code ${child.exitCode}; see ${logFile}`);
+      if (Date.now() > deadline) throw new Error(`worker process did not poll within 60 s; see ${logFile}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await temporal.connection.close();
+  }
 }
