@@ -335,9 +335,17 @@ export const groupRoutes = ({ store, temporal, config }: ApiDeps) => {
         const h = handle(g.id);
         if (g.state !== GroupState.ARCHIVED) await groupUpdate(g.id, () => h.executeUpdate(archiveUpdate)).catch(() => undefined);
         // The group workflow ends once every driver is removed; only then can no late write resurrect it.
-        await h.result().catch((e) => {
-          if (!(e instanceof WorkflowNotFoundError || e instanceof WorkflowFailedError)) throw e;
-        });
+        const ended = await Promise.race([
+          h.result().then(
+            () => true,
+            (e) => {
+              if (e instanceof WorkflowNotFoundError || e instanceof WorkflowFailedError) return true;
+              throw e;
+            },
+          ),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), 60_000).unref()),
+        ]);
+        if (!ended) throw conflict(`group '${g.name}' is archived but still stopping its drivers; delete it again shortly`);
         await temporal.workflow.execute(deleteGroupWorkflow, {
           workflowId: `delete/${groupWorkflowId(g.id)}`,
           taskQueue: config.TASK_QUEUE,
