@@ -17,6 +17,8 @@ export interface ServicesOptions {
   /** Keep data in files (default) or in memory. */
   persistent: boolean;
   headless?: boolean;
+  /** More `--dynamic-config-value KEY=VALUE` settings (tests). */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 export interface Services {
@@ -89,6 +91,7 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     // activity goes from 100 ms to 42 ms end to end on this machine.
     '--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000',
     ...Object.values(SearchAttr).flatMap((n) => ['--search-attribute', `${n}=Keyword`]),
+    ...Object.entries(o.dynamicConfig ?? {}).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
   ];
   if (o.persistent) {
     // WAL without an fsync per commit: a crash of any process loses nothing (the OS has the pages); only

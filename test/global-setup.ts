@@ -37,6 +37,9 @@ export default async function setup(project: TestProject) {
       mongoPort,
       persistent: true,
       headless: true,
+      // Temporal suggests continue-as-new after 4,000 events by default; the tests' group workflows
+      // reach this after a few dozen executions, so the continue-as-new path runs in every test run.
+      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 120 },
     }),
     bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }),
   ]);
