@@ -1,4 +1,5 @@
 // The API's one family of client errors. The error middleware (app.ts) maps them to status + {message}.
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import { FieldError } from '../domain/delimited';
 
@@ -15,6 +16,20 @@ export const badRequest = (m: string) => new ApiError(400, m);
 export const notFound = (m: string) => new ApiError(404, m);
 export const conflict = (m: string) => new ApiError(409, m);
 export const overLimit = (m: string) => new ApiError(402, m);
+
+/**
+ * Runs a workflow update for a request: a validator's refusal is a state conflict (409, with the
+ * validator's words); a workflow that no longer runs answers what `gone` says.
+ */
+export async function workflowUpdate(fn: () => Promise<unknown>, gone: () => ApiError): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    if (e instanceof WorkflowUpdateFailedError) throw conflict((e.cause as Error | undefined)?.message ?? e.message);
+    if (e instanceof WorkflowNotFoundError) throw gone();
+    throw e;
+  }
+}
 
 /** Validation failures of a field answer 409, as the interface lists it for validation. */
 export function zodMessage(e: z.ZodError): string {

@@ -36,16 +36,18 @@ const single = (q: Query, name: string): string | undefined => {
   return Array.isArray(v) ? v[v.length - 1] : v;
 };
 
+/** A whole-number query parameter; out of range or not a number is a validation failure (409). */
+export function intParam(q: Query, name: string, dflt: number, min: number, max: number): number {
+  const s = single(q, name);
+  if (s === undefined || s === '') return dflt;
+  const r = z.coerce.number().int().min(min).max(max).safeParse(s);
+  if (!r.success) throw conflict(`${name}: '${s}' must be a whole number from ${min} to ${max}`);
+  return r.data;
+}
+
 export function parseListQuery(q: Query, sortable: readonly string[], maxSize: number, defaultSort: [string, 1 | -1]): ListQuery {
-  const int = (name: string, dflt: number, min: number, max: number): number => {
-    const s = single(q, name);
-    if (s === undefined || s === '') return dflt;
-    const r = z.coerce.number().int().min(min).max(max).safeParse(s);
-    if (!r.success) throw conflict(`${name}: '${s}' must be a whole number from ${min} to ${max}`);
-    return r.data;
-  };
-  const page = int('page', 0, 0, 1_000_000);
-  const size = int('size', 10, 1, maxSize);
+  const page = intParam(q, 'page', 0, 0, 1_000_000);
+  const size = intParam(q, 'size', 10, 1, maxSize);
   const sortRaw = (Array.isArray(q.sort) ? q.sort : q.sort ? [q.sort] : []).filter(Boolean);
   // `sort=name,asc` or `sort=name` (asc); several sort params order by each in turn.
   const sort: [string, 1 | -1][] = sortRaw.map((s) => {

@@ -74,7 +74,7 @@ interface ClusterDoc {
 }
 
 /** The cluster a form names must exist (404) and the request must fit its resourceQuota (402). */
-export async function checkCluster(store: Store, spec: SparkSpec, instances = 1): Promise<ClusterDoc> {
+export async function checkCluster(store: Store, spec: Pick<SparkSpec, 'clusterName' | 'memorySettings'>, instances = 1): Promise<ClusterDoc> {
   const cluster = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: spec.clusterName });
   if (!cluster) throw notFound(`clusterName: cluster '${spec.clusterName}' does not exist`);
   const quota = cluster.resourceQuota;

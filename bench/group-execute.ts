@@ -9,7 +9,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { jobInstanceWorkflowId } from '../domain/ids';
-import { call, defer, envInt, form, killLocalDrivers, ok, pool, printHeader, printHistoryBreakdown, printJson, printStats, printTarget, round, runBench, startStack, stats, until, within } from './lib';
+import { call, defer, envInt, form, ok, pool, printHeader, printHistoryBreakdown, printJson, printStats, printTarget, round, runBench, startStack, stats, until, within } from './lib';
+import { killDrivers } from '../scripts/services';
 
 const N = envInt('BENCH_N', 500);
 const WARMUP = envInt('BENCH_WARMUP', 20);
@@ -42,8 +43,8 @@ runBench('group-execute', READY_S + SECONDS + 240, async () => {
   const s = await startStack();
   const driverDir = s.config.DRIVER_DIR;
   // Registered after the stack, so it runs before the services stop: drivers die first.
-  defer('leftover local drivers', () => {
-    const n = killLocalDrivers(driverDir);
+  defer('leftover local drivers', async () => {
+    const n = await killDrivers(driverDir);
     if (n) console.log(`  killed ${n} leftover driver process group(s)`);
   });
 

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { DefaultLogger, Runtime, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +22,7 @@ import { setLogLevel } from '../lib/log';
 import { connectStore, prepareStore, type Store } from '../lib/mongo';
 import { connectTemporal } from '../lib/temporal';
 import { startServices, stopProc } from '../scripts/services';
+import { form, request, type Reply } from '../test/http';
 import { createWorker, workflowBundle } from '../worker/worker';
 
 // ───────────────────────────── lifecycle ─────────────────────────────
@@ -221,66 +222,19 @@ export async function startStack(opts: StackOptions = {}): Promise<BenchStack> {
   return { dir, config, store, temporal, url, worker };
 }
 
-/**
- * Kills driver processes a local adapter left in DRIVER_DIR (each folder's `pid` is its process group),
- * for when the service's own removal did not finish. Only processes this run started live there.
- */
-export function killLocalDrivers(driverDir: string): number {
-  if (!existsSync(driverDir)) return 0;
-  let killed = 0;
-  for (const d of readdirSync(driverDir)) {
-    const pidFile = path.join(driverDir, d, 'pid');
-    if (!existsSync(pidFile)) continue;
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
-    if (!Number.isInteger(pid) || pid <= 1) continue;
-    try {
-      process.kill(-pid, 'SIGKILL');
-      killed++;
-    } catch {
-      // already gone
-    }
-  }
-  return killed;
-}
-
 // ───────────────────────────── HTTP ─────────────────────────────
 
-export interface Reply {
-  status: number;
-  body: any;
-}
+export type { Reply };
+export { form };
 
 /** fetch + JSON. A FormData body goes as multipart, an object as JSON. */
-export async function call(url: string, method: string, p: string, body?: unknown): Promise<Reply> {
-  const init: RequestInit = { method, headers: {} };
-  if (body instanceof FormData) init.body = body;
-  else if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers = { 'content-type': 'application/json' };
-  }
-  const res = await fetch(url + p, init);
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : '';
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, body: parsed };
-}
+export const call = (url: string, method: string, p: string, body?: unknown): Promise<Reply> => request(url, method, p, body);
 
 /** Like call, but a status other than 200 throws with the body's message. */
 export async function ok(url: string, method: string, p: string, body?: unknown): Promise<any> {
   const r = await call(url, method, p, body);
   if (r.status !== 200) throw new Error(`${method} ${p}: HTTP ${r.status}: ${typeof r.body === 'string' ? r.body : JSON.stringify(r.body)}`);
   return r.body;
-}
-
-export function form(fields: Record<string, string | undefined>, files: Record<string, { name: string; content: string }[]> = {}): FormData {
-  const f = new FormData();
-  for (const [k, v] of Object.entries(fields)) if (v !== undefined) f.append(k, v);
-  for (const [k, list] of Object.entries(files)) for (const file of list) f.append(k, new Blob([file.content]), file.name);
-  return f;
 }
 
 /** A tiny PYTHON program, the main resource of the jobs the benchmarks submit (it never runs with the recording adapter). */

@@ -13,6 +13,7 @@ import { loadConfig, type Config } from '../lib/config';
 import { connectStore, prepareStore, type Store } from '../lib/mongo';
 import { connectTemporal } from '../lib/temporal';
 import { createWorker } from '../worker/worker';
+import { form, request, type Reply } from './http';
 
 export interface Harness {
   config: Config;
@@ -87,38 +88,11 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
   };
 }
 
-/** fetch + JSON; returns status and parsed body. */
-export async function call(
-  h: Pick<Harness, 'url'>,
-  method: string,
-  p: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: any }> {
-  const init: RequestInit = { method, headers: { ...headers } };
-  if (body instanceof FormData) init.body = body;
-  else if (typeof body === 'string') init.body = body;
-  else if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    (init.headers as Record<string, string>)['content-type'] = 'application/json';
-  }
-  const res = await fetch(h.url + p, init);
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : '';
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, body: parsed };
-}
+/** fetch + JSON against the harness's API; returns status and parsed body. */
+export const call = (h: Pick<Harness, 'url'>, method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> =>
+  request(h.url, method, p, body, headers);
 
-export const form = (fields: Record<string, string | undefined>, files: Record<string, { name: string; content: string | Buffer }[]> = {}) => {
-  const f = new FormData();
-  for (const [k, v] of Object.entries(fields)) if (v !== undefined) f.append(k, v);
-  for (const [k, list] of Object.entries(files)) for (const file of list) f.append(k, new Blob([file.content]), file.name);
-  return f;
-};
+export { form };
 
 export async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 60_000, intervalMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;

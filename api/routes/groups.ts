@@ -1,6 +1,6 @@
 // Groups of interactive drivers (spec §2.3, §2.5, §4.1–4.10). Each group is the entity workflow
 // `group/<groupId>`; executions are short workflows `jobinstance/<id>` on the group's task queue.
-import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Document } from 'mongodb';
 import { z } from 'zod';
@@ -16,7 +16,7 @@ import { jobInstanceWorkflow } from '../../workflows/jobInstance';
 import { deleteGroupWorkflow } from '../../workflows/ops';
 import type { ApiDeps } from '../app';
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
-import { conflict, notFound, overLimit } from '../errors';
+import { conflict, notFound, overLimit, workflowUpdate } from '../errors';
 import { arrayParam, enumArrayParam, findPage, parseListQuery, resourceOf, searchFilter, tagsFilter } from '../list';
 import { releaseName, reserveName } from '../names';
 import { LIST_QUERY, route } from '../routing';
@@ -117,16 +117,8 @@ export const groupRoutes = ({ store, temporal, config }: ApiDeps) => {
     return n;
   };
   const handle = (groupId: string) => temporal.workflow.getHandle<typeof groupWorkflow>(groupWorkflowId(groupId));
-  /** Runs a group update; a validator's refusal or a finished workflow is a state conflict (409). */
-  const groupUpdate = async (groupId: string, fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-    } catch (e) {
-      if (e instanceof WorkflowUpdateFailedError) throw conflict((e.cause as Error | undefined)?.message ?? e.message);
-      if (e instanceof WorkflowNotFoundError) throw conflict(`group '${groupId}' is archived`);
-      throw e;
-    }
-  };
+  /** A group's workflow ends only after archiving, so a finished one means an archived group. */
+  const groupUpdate = (groupId: string, fn: () => Promise<unknown>) => workflowUpdate(fn, () => conflict(`group '${groupId}' is archived`));
 
   const execution = async (groupId: string, body: z.infer<typeof ExecuteBody>, announce: boolean): Promise<JobInstanceInput> => {
     const g = await getDoc(groupId);
@@ -289,8 +281,7 @@ export const groupRoutes = ({ store, temporal, config }: ApiDeps) => {
             ...(body.autoPause !== undefined ? { autoPause: parseBoolField('autoPause', body.autoPause) } : {}),
             ...(Object.keys(memForm).length ? { memorySettings: parseMemorySettings(memForm, g.memorySettings) } : {}),
           };
-          const spec = sparkSpecOf(g.name, { clusterName: g.clusterName }, { jars: [], files: [], pyFiles: [] });
-          await checkCluster(store, { ...spec, memorySettings: patch.memorySettings ?? g.memorySettings }, Math.max(patch.scale ?? g.scale, 1));
+          await checkCluster(store, { clusterName: g.clusterName, memorySettings: patch.memorySettings ?? g.memorySettings }, Math.max(patch.scale ?? g.scale, 1));
           if (Object.keys(files).length) patch.addArtifacts = await storeUploads(config.ARTIFACT_DIR, g.id, files);
           await groupUpdate(g.id, () => handle(g.id).executeUpdate(updateGroupUpdate, { args: [patch] }));
         } finally {
@@ -308,7 +299,7 @@ export const groupRoutes = ({ store, temporal, config }: ApiDeps) => {
         const g = await getDoc(params.groupId);
         if (g.state === GroupState.ARCHIVED) throw conflict(`group '${g.name}' is archived`);
         const scale = scaleOf(params.scale)!;
-        await checkCluster(store, { ...sparkSpecOf(g.name, { clusterName: g.clusterName }, { jars: [], files: [], pyFiles: [] }), memorySettings: g.memorySettings }, Math.max(scale, 1));
+        await checkCluster(store, { clusterName: g.clusterName, memorySettings: g.memorySettings }, Math.max(scale, 1));
         await groupUpdate(g.id, () => handle(g.id).executeUpdate(rescaleUpdate, { args: [scale] }));
       },
     }),

@@ -1,6 +1,6 @@
 // Single jobs (spec §2.4, §4.16–4.20): submit starts the workflow `job/<jobId>`; reads come from the
 // read model the workflow projects; cancel, stop and delete go through the workflow.
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Document } from 'mongodb';
 import { z } from 'zod';
@@ -15,8 +15,8 @@ import { acceptedUpdate, stopJobUpdate } from '../../workflows/job';
 import { deleteJobWorkflow, driverLogsWorkflow } from '../../workflows/ops';
 import type { ApiDeps } from '../app';
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
-import { conflict, notFound } from '../errors';
-import { arrayParam, enumArrayParam, findPage, parseListQuery, resourceOf, searchFilter, tagsFilter } from '../list';
+import { conflict, notFound, workflowUpdate } from '../errors';
+import { arrayParam, enumArrayParam, findPage, intParam, parseListQuery, resourceOf, searchFilter, tagsFilter } from '../list';
 import { LIST_QUERY, route } from '../routing';
 import { IdResponse, MemorySettings, name, PageOf } from '../schemas';
 import { checkCluster, checkMainResource, parseMaxRetries, sparkFormFields, sparkSpecOf } from '../spark-form';
@@ -177,15 +177,8 @@ export const jobRoutes = ({ store, temporal, config }: ApiDeps) => {
       response: z.array(JobLogEntrySchema),
       errors: [404, 409],
       handler: async ({ params, query }) => {
-        const int = (n: string, dflt: number, max: number) => {
-          const v = query[n];
-          if (v === undefined || v === '') return dflt;
-          const r = z.coerce.number().int().min(0).max(max).safeParse(Array.isArray(v) ? v[0] : v);
-          if (!r.success) throw conflict(`${n}: '${v}' must be a whole number from 0 to ${max}`);
-          return r.data;
-        };
-        const size = int('logSize', 100, config.LOGS_MAX_LINES);
-        const from = int('from', 0, Number.MAX_SAFE_INTEGER);
+        const size = intParam(query, 'logSize', 100, 0, config.LOGS_MAX_LINES);
+        const from = intParam(query, 'from', 0, 0, Number.MAX_SAFE_INTEGER);
         const job = await getJob(params.jobId);
         return temporal.workflow.execute(driverLogsWorkflow, {
           workflowId: `logs/${job.jobId}/${randomUUID()}`,
@@ -219,12 +212,10 @@ export const jobRoutes = ({ store, temporal, config }: ApiDeps) => {
       errors: [404, 409],
       handler: async ({ params }) => {
         const job = await singleJob(params.jobId, 'stop');
-        try {
-          await temporal.workflow.getHandle(jobWorkflowId(job.jobId)).executeUpdate(stopJobUpdate);
-        } catch (e) {
-          if (e instanceof WorkflowNotFoundError || e instanceof WorkflowUpdateFailedError) throw conflict(`job '${job.jobId}' is no longer running`);
-          throw e;
-        }
+        await workflowUpdate(
+          () => temporal.workflow.getHandle(jobWorkflowId(job.jobId)).executeUpdate(stopJobUpdate),
+          () => conflict(`job '${job.jobId}' is no longer running`),
+        );
       },
     }),
     route({

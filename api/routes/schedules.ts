@@ -1,6 +1,6 @@
 // Schedules (spec §2.6, §3.3, §4.11–4.15): each is a Temporal Schedule `schedule/<scheduleId>` kept by
 // the workflow `schedulekeeper/<scheduleId>`; every run is an ordinary single job carrying the scheduleId.
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { CronExpressionParser } from 'cron-parser';
 import { randomUUID } from 'node:crypto';
 import type { Document } from 'mongodb';
@@ -23,7 +23,7 @@ import {
 } from '../../workflows/schedule';
 import type { ApiDeps } from '../app';
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
-import { conflict, notFound } from '../errors';
+import { conflict, notFound, workflowUpdate } from '../errors';
 import { arrayParam, enumArrayParam, findPage, parseListQuery, resourceOf, searchFilter, tagsFilter } from '../list';
 import { releaseName, reserveName } from '../names';
 import { LIST_QUERY, route } from '../routing';
@@ -139,15 +139,7 @@ export const scheduleRoutes = ({ store, temporal, config }: ApiDeps) => {
     return d;
   };
   const handle = (id: string) => temporal.workflow.getHandle<typeof scheduleWorkflow>(scheduleKeeperWorkflowId(id));
-  const scheduleUpdate = async (id: string, fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-    } catch (e) {
-      if (e instanceof WorkflowUpdateFailedError) throw conflict((e.cause as Error | undefined)?.message ?? e.message);
-      if (e instanceof WorkflowNotFoundError) throw notFound(`schedule '${id}' does not exist`);
-      throw e;
-    }
-  };
+  const scheduleUpdate = (id: string, fn: () => Promise<unknown>) => workflowUpdate(fn, () => notFound(`schedule '${id}' does not exist`));
   const stateAction = (action: 'pause' | 'resume' | 'disable', def: typeof pauseScheduleUpdate, summary: string) =>
     route({
       method: 'post',
@@ -312,8 +304,7 @@ export const scheduleRoutes = ({ store, temporal, config }: ApiDeps) => {
             ...(body.maxRetries !== undefined ? { maxRetries: parseMaxRetries(body.maxRetries) } : {}),
             ...(Object.keys(memForm).length ? { memorySettings: parseMemorySettings(memForm, d.memorySettings) } : {}),
           };
-          const spec = sparkSpecOf(d.name, { clusterName: d.clusterName }, { jars: [], files: [], pyFiles: [] });
-          await checkCluster(store, { ...spec, memorySettings: patch.memorySettings ?? d.memorySettings });
+          await checkCluster(store, { clusterName: d.clusterName, memorySettings: patch.memorySettings ?? d.memorySettings });
           if (Object.keys(files).length) patch.addArtifacts = await storeUploads(config.ARTIFACT_DIR, d.id, files);
           await scheduleUpdate(d.id, () => handle(d.id).executeUpdate(updateScheduleUpdate, { args: [patch] }));
         } finally {
