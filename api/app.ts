@@ -1,32 +1,25 @@
 // The Koa application: one error middleware, body parsing, one router per resource under /api/v1.
-// Tests drive app.callback() without a port; api/main.ts binds it to API_PORT with the streams.
+// server.ts binds it to a port together with the Socket.IO streams.
 import Router from '@koa/router';
-import type { Client } from '@temporalio/client';
 import Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../lib/config';
 import { logger } from '../lib/log';
-import type { Store } from '../lib/mongo';
+import { clusterRoutes } from './clusters/routes';
+import type { ApiDeps } from './deps';
 import { toHttp } from './errors';
+import { groupRoutes } from './groups/routes';
+import { healthRoutes } from './health/routes';
+import { jobRoutes } from './jobs/routes';
 import { API_PREFIX, mount, openApiDocument, type RouteDef } from './routing';
-import { clusterRoutes } from './routes/clusters';
-import { groupRoutes } from './routes/groups';
-import { healthRoutes } from './routes/health';
-import { jobRoutes } from './routes/jobs';
-import { scheduleRoutes } from './routes/schedules';
-import { createFeeds, streamRoutes, type Feeds } from './streams';
+import { scheduleRoutes } from './schedules/routes';
+import { createFeeds } from './streams/feed';
+import { streamRoutes } from './streams/routes';
+
+export type { ApiDeps } from './deps';
 
 const log = logger('api');
-
-export interface ApiDeps {
-  config: Config;
-  store: Store;
-  temporal: Client;
-  /** The change feeds the streams fan out (created with the app when not given). */
-  feeds?: Feeds;
-}
 
 /** Every route of the service, in the order the OpenAPI document lists them. */
 export function allRoutes(deps: ApiDeps): RouteDef[] {

@@ -1,4 +1,5 @@
-// Validation schemas shared by several resources. Handlers, the OpenAPI document and tests use these.
+// Request field schemas shared by several features (resource shapes: domain/resources.ts; envelopes:
+// resources.ts). Handlers and the OpenAPI document use these.
 import { z } from 'zod';
 import { checkJvmMemory, checkQuantity, FieldError } from '../domain/delimited';
 
@@ -44,30 +45,4 @@ export const MemorySettingsCreation = z
   .partial()
   .strict();
 
-export const MemorySettings = z.object({
-  executors: z.number().int().optional(),
-  driverCores: z.number().int().optional(),
-  executorCores: z.number().int().optional(),
-  driverMemory: z.string().optional(),
-  executorMemory: z.string().optional(),
-  dynamicAllocation: z.boolean(),
-  initialExecutors: z.number().int().optional(),
-  minExecutors: z.number().int().optional(),
-  maxExecutors: z.number().int().optional(),
-});
-
 export const quantity = (field: string) => z.string().trim().superRefine(fieldCheck(checkQuantity, field));
-
-export const IdResponse = (key: string) => z.object({ [key]: z.string() });
-
-export const PageOf = (item: z.ZodType) =>
-  z.object({
-    page: z.object({ number: z.number().int(), size: z.number().int(), offset: z.number().int(), paged: z.boolean() }),
-    sort: z.array(z.string()),
-    totalElements: z.number().int(),
-    totalPages: z.number().int(),
-    first: z.boolean(),
-    last: z.boolean(),
-    empty: z.boolean(),
-    content: z.array(item),
-  });

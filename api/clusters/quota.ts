@@ -1,0 +1,58 @@
+// Limits of a cluster: the cluster a request names must exist (404), and what the request asks for
+// must fit the cluster's resourceQuota (402).
+import { jvmMemoryBytes } from '../../domain/delimited';
+import { ClusterType } from '../../domain/states';
+import type { MemorySettings, SparkSpec } from '../../domain/types';
+import { Collections, type Store } from '../../lib/mongo';
+import { notFound, overLimit } from '../errors';
+
+interface ClusterDoc {
+  name: string;
+  type: string;
+  resourceQuota?: Record<string, string>;
+}
+
+/** The cluster a form names must exist (404) and the request must fit its resourceQuota (402). */
+export async function checkCluster(store: Store, spec: Pick<SparkSpec, 'clusterName' | 'memorySettings'>, instances = 1): Promise<ClusterDoc> {
+  const cluster = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: spec.clusterName });
+  if (!cluster) throw notFound(`clusterName: cluster '${spec.clusterName}' does not exist`);
+  const quota = cluster.resourceQuota;
+  if (quota) {
+    const need = resourcesOf(spec.memorySettings, cluster.type, instances);
+    const cpu = quota.limitsCpu ?? quota.requestsCpu;
+    const mem = quota.limitsMemory ?? quota.requestsMemory;
+    if (cpu !== undefined && need.cpu > cpuOf(cpu)) {
+      throw overLimit(`the request needs ${need.cpu} CPUs, above the ${cpu} CPUs of cluster '${cluster.name}' resourceQuota`);
+    }
+    if (mem !== undefined && need.memory > bytesOf(mem)) {
+      throw overLimit(`the request needs ${Math.ceil(need.memory / 2 ** 20)}Mi of memory, above the ${mem} of cluster '${cluster.name}' resourceQuota`);
+    }
+    if (quota.limitsPod !== undefined && cluster.type === ClusterType.K8S && need.pods > Number(quota.limitsPod)) {
+      throw overLimit(`the request needs ${need.pods} pods, above the ${quota.limitsPod} pods of cluster '${cluster.name}' resourceQuota`);
+    }
+  }
+  return cluster;
+}
+
+/** CPUs, bytes and pods a driver (and its executors on k8s) asks for; Spark's defaults where unset. */
+export function resourcesOf(m: MemorySettings, clusterType: string, instances: number) {
+  const executors = clusterType === ClusterType.K8S ? (m.dynamicAllocation ? (m.maxExecutors ?? m.initialExecutors ?? 1) : (m.executors ?? 2)) : 0;
+  const driverMem = jvmMemoryBytes(m.driverMemory ?? '1g');
+  const execMem = jvmMemoryBytes(m.executorMemory ?? '1g');
+  return {
+    cpu: instances * ((m.driverCores ?? 1) + executors * (m.executorCores ?? 1)),
+    memory: instances * (driverMem + executors * execMem),
+    pods: instances * (1 + executors),
+  };
+}
+
+function cpuOf(q: string): number {
+  return q.endsWith('m') ? Number(q.slice(0, -1)) / 1000 : Number(q);
+}
+
+function bytesOf(q: string): number {
+  const m = /^([0-9.eE+-]+)([A-Za-z]*)$/.exec(q);
+  if (!m) return Number.POSITIVE_INFINITY;
+  const units: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60, m: 1e-3 };
+  return Number(m[1]) * (units[m[2]] ?? 1);
+}

@@ -1,0 +1,56 @@
+// Cluster endpoints (4.21–4.24): parse, call the service, answer.
+import { Cluster } from '../../domain/resources';
+import type { ApiDeps } from '../deps';
+import { IdResponse, PageOf } from '../resources';
+import { LIST_QUERY, route } from '../routing';
+import { ClusterCreate, ClusterUpdate } from './schemas';
+import { createCluster, deleteCluster, getCluster, listClusters, updateCluster } from './service';
+
+export const clusterRoutes = (deps: ApiDeps) => [
+  route({
+    method: 'post',
+    path: '/cluster',
+    tag: 'clusters',
+    summary: 'Create a cluster (4.21)',
+    body: { kind: 'json', schema: ClusterCreate },
+    response: IdResponse('clusterId'),
+    errors: [400, 402, 409],
+    handler: ({ body }) => createCluster(deps, body),
+  }),
+  route({
+    method: 'get',
+    path: '/cluster',
+    tag: 'clusters',
+    summary: 'List clusters (4.22)',
+    query: LIST_QUERY,
+    response: PageOf(Cluster),
+    errors: [409],
+    handler: ({ query }) => listClusters(deps, query),
+  }),
+  route({
+    method: 'get',
+    path: '/cluster/:clusterId',
+    tag: 'clusters',
+    summary: 'Get a cluster by id (4.23)',
+    response: Cluster,
+    errors: [404],
+    handler: ({ params }) => getCluster(deps, params.clusterId),
+  }),
+  route({
+    method: 'put',
+    path: '/cluster/:clusterId',
+    tag: 'clusters',
+    summary: 'Update a cluster (4.24): the fields given replace the stored ones',
+    body: { kind: 'json', schema: ClusterUpdate },
+    errors: [400, 402, 404, 409],
+    handler: ({ params, body }) => updateCluster(deps, params.clusterId, body),
+  }),
+  route({
+    method: 'delete',
+    path: '/cluster/:clusterId',
+    tag: 'clusters',
+    summary: 'Delete a cluster that no job, group or schedule uses',
+    errors: [404, 409],
+    handler: ({ params }) => deleteCluster(deps, params.clusterId),
+  }),
+];

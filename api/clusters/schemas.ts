@@ -1,0 +1,63 @@
+// Request bodies of the cluster endpoints (4.21, 4.24); the response shape is domain/resources.ts's Cluster.
+import { z } from 'zod';
+import { Storage } from '../../domain/resources';
+import { CLUSTER_TYPES, ClusterType } from '../../domain/states';
+import { MemorySettingsCreation, name, quantity } from '../schemas';
+
+const LimitRangeItem = z
+  .object({
+    defaultLimit: quantity('defaultLimit'),
+    defaultRequest: quantity('defaultRequest'),
+    minRequest: quantity('minRequest'),
+    maxLimit: quantity('maxLimit'),
+    maxLimitRequestRatio: quantity('maxLimitRequestRatio'),
+  })
+  .partial()
+  .strict();
+
+const ClusterFields = {
+  name,
+  description: z.string().max(4096).optional(),
+  storages: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'storage keys are 1-64 letters, digits, _ . -'), Storage).optional(),
+  sparkStorage: z.string().trim().min(1).max(64).optional(),
+  metastoreName: z.string().trim().max(128).optional(),
+  memorySettings: MemorySettingsCreation.optional(),
+  defaultApplicationConfig: z.string().max(16384).optional(),
+  type: z.enum(CLUSTER_TYPES).default(ClusterType.K8S),
+  url: z.string().trim().max(2048).optional(),
+  caCert: z.string().max(65536).optional(),
+  clientCert: z.string().max(65536).optional(),
+  clientKey: z.string().max(65536).optional(),
+  clientKeyAlgorithm: z.string().max(32).optional(),
+  clientKeyPassphrase: z.string().max(4096).optional(),
+  username: z.string().max(256).optional(),
+  password: z.string().max(4096).optional(),
+  resourceQuota: z
+    .object({
+      limitsPod: z.string().trim().regex(/^[0-9]+$/, 'must be a whole number of pods'),
+      limitsCpu: quantity('limitsCpu'),
+      limitsMemory: quantity('limitsMemory'),
+      requestsCpu: quantity('requestsCpu'),
+      requestsMemory: quantity('requestsMemory'),
+    })
+    .partial()
+    .strict()
+    .optional(),
+  limitRange: z.object({ cpuLimitRange: LimitRangeItem.optional(), memoryLimitRange: LimitRangeItem.optional() }).strict().optional(),
+};
+
+/** A k8s cluster needs the URL of its Kubernetes API server. */
+export const checkUrl = (c: { type?: string; url?: string }, ctx: z.RefinementCtx) => {
+  if (c.type === ClusterType.K8S) {
+    if (!c.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required for a k8s cluster (the API server URL)' });
+    else if (!/^https?:\/\/[^\s/]+/.test(c.url)) ctx.addIssue({ code: 'custom', path: ['url'], message: `'${c.url}' is not an http(s) URL of a Kubernetes API server` });
+  }
+};
+
+export const ClusterCreate = z.object(ClusterFields).strict().superRefine(checkUrl);
+export type ClusterCreate = z.infer<typeof ClusterCreate>;
+
+export const ClusterUpdate = z
+  .object({ ...ClusterFields, name: name.optional(), type: z.enum(CLUSTER_TYPES).optional() })
+  .strict();
+export type ClusterUpdate = z.infer<typeof ClusterUpdate>;

@@ -1,0 +1,126 @@
+// Clusters (spec §2.8, §4.21–4.24): plain documents owned by the API (no workflow). Secrets are sealed on
+// the way in (secrets.ts); names are unique through the collection's unique index.
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { parseMemorySettings } from '../../domain/memory';
+import type { Cluster, MemorySettings } from '../../domain/resources';
+import { ClusterType, TERMINAL_JOB_STATES } from '../../domain/states';
+import { Collections } from '../../lib/mongo';
+import type { ApiDeps } from '../deps';
+import { conflict, notFound } from '../errors';
+import { findPage, parseListQuery, searchFilter, type Page } from '../list';
+import { checkUrl, type ClusterCreate, type ClusterUpdate } from './schemas';
+import { maskSecret, sealSecrets } from './secrets';
+
+type Query = Record<string, string | string[] | undefined>;
+export type ClusterDoc = Record<string, unknown> & { _id: string; id: string; name: string; type: string; url: string };
+
+const clustersOf = ({ store }: Pick<ApiDeps, 'store'>) => store.col<ClusterDoc>(Collections.clusters);
+
+/** The stored document → the Cluster resource, secrets masked. */
+export function toCluster(d: ClusterDoc, localThreads: number): Cluster {
+  const storages = Object.fromEntries(
+    Object.entries((d.storages ?? {}) as Record<string, Record<string, unknown>>).map(([k, s]) => [
+      k,
+      { ...s, accessKey: maskSecret(s.accessKey), secretKey: maskSecret(s.secretKey) },
+    ]),
+  );
+  const c = {
+    id: d.id,
+    name: d.name,
+    description: (d.description as string) ?? '',
+    sparkMaster: d.type === ClusterType.LOCAL ? `local[${localThreads}]` : `k8s://${d.url}`,
+    sparkDeployMode: d.type === ClusterType.LOCAL ? 'client' : 'cluster',
+    sparkStorage: (d.sparkStorage as string) ?? 's3',
+    metastoreName: d.metastoreName as string | undefined,
+    storages,
+    memorySettings: (d.memorySettings as MemorySettings) ?? { dynamicAllocation: false },
+    defaultApplicationConfig: (d.defaultApplicationConfig as string) ?? '',
+    type: d.type as ClusterType,
+    url: d.url,
+    caCert: d.caCert as string | undefined,
+    clientCert: d.clientCert as string | undefined,
+    clientKey: maskSecret(d.clientKey),
+    clientKeyAlgorithm: d.clientKeyAlgorithm as string | undefined,
+    clientKeyPassphrase: maskSecret(d.clientKeyPassphrase),
+    username: d.username as string | undefined,
+    password: maskSecret(d.password),
+    resourceQuota: d.resourceQuota as Record<string, string> | undefined,
+    limitRange: d.limitRange as Record<string, Record<string, string>> | undefined,
+    createdTime: d.createdTime as number,
+  };
+  // Drops the undefined fields, as the stored documents do.
+  return JSON.parse(JSON.stringify(c)) as Cluster;
+}
+
+/** Memory settings arrive as form strings and are stored typed. */
+function toStored(body: ClusterUpdate) {
+  const { memorySettings, ...rest } = body;
+  return { ...rest, ...(memorySettings ? { memorySettings: parseMemorySettings(memorySettings) } : {}) };
+}
+
+/** The unique name index refuses a second cluster of one name. */
+async function nameChecked<T>(name: string | undefined, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if ((e as { code?: number }).code === 11000) throw conflict(`name: a cluster named '${name}' already exists`);
+    throw e;
+  }
+}
+
+export async function getClusterDoc(deps: Pick<ApiDeps, 'store'>, id: string): Promise<ClusterDoc> {
+  const d = await clustersOf(deps).findOne({ _id: id });
+  if (!d) throw notFound(`cluster '${id}' does not exist`);
+  return d;
+}
+
+export async function getCluster(deps: ApiDeps, id: string): Promise<Cluster> {
+  return toCluster(await getClusterDoc(deps, id), deps.config.LOCAL_SPARK_THREADS);
+}
+
+export async function listClusters(deps: ApiDeps, query: Query): Promise<Page<Cluster>> {
+  const { config } = deps;
+  const lq = parseListQuery(query, ['name', 'type', 'createdTime', 'id'], config.MAX_PAGE_SIZE, ['createdTime', 1]);
+  return findPage(clustersOf(deps), searchFilter(lq.search, ['name', 'description']), lq, (d) => toCluster(d, config.LOCAL_SPARK_THREADS));
+}
+
+export async function createCluster(deps: ApiDeps, body: ClusterCreate): Promise<{ clusterId: string }> {
+  const id = randomUUID().replace(/-/g, '');
+  const doc = {
+    ...sealSecrets(deps.config.SECRET_KEY, toStored(body)),
+    url: body.type === ClusterType.LOCAL ? (body.url ?? 'local') : body.url,
+    sparkStorage: body.sparkStorage ?? 's3',
+    _id: id,
+    id,
+    createdTime: Date.now(),
+  } as unknown as ClusterDoc;
+  await nameChecked(body.name, () => clustersOf(deps).insertOne(JSON.parse(JSON.stringify(doc))));
+  return { clusterId: id };
+}
+
+/** The fields given replace the stored ones; the result must still be a valid cluster. */
+export async function updateCluster(deps: ApiDeps, id: string, body: ClusterUpdate): Promise<void> {
+  const stored = await getClusterDoc(deps, id);
+  const merged = { ...stored, ...sealSecrets(deps.config.SECRET_KEY, toStored(body), stored) } as ClusterDoc;
+  const check = z.object({ type: z.string(), url: z.string().optional() }).superRefine(checkUrl).safeParse(merged);
+  if (!check.success) throw check.error;
+  if (merged.type === ClusterType.LOCAL && !merged.url) merged.url = 'local';
+  await nameChecked(body.name, () => clustersOf(deps).replaceOne({ _id: stored._id }, JSON.parse(JSON.stringify(merged))));
+}
+
+/** Only a cluster that no running job, active group or live schedule uses may go; `default` never. */
+export async function deleteCluster(deps: ApiDeps, id: string): Promise<void> {
+  const { store } = deps;
+  const c = await getClusterDoc(deps, id);
+  if (c.name === 'default') throw conflict('the default cluster cannot be deleted: jobs without a clusterName run on it');
+  const using = await Promise.all([
+    store.col(Collections.jobs).countDocuments({ clusterName: c.name, state: { $nin: [...TERMINAL_JOB_STATES] } }),
+    store.col(Collections.groups).countDocuments({ clusterName: c.name, state: 'ACTIVE' }),
+    store.col(Collections.schedules).countDocuments({ clusterName: c.name, state: { $ne: 'DISABLED' } }),
+  ]);
+  if (using.some((n) => n > 0)) {
+    throw conflict(`cluster '${c.name}' is in use by ${using[0]} running jobs, ${using[1]} active groups and ${using[2]} schedules`);
+  }
+  await clustersOf(deps).deleteOne({ _id: c._id });
+}

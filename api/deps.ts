@@ -1,0 +1,14 @@
+// What every route and service of the API is given: configuration and the clients it talks through.
+// Kept apart from app.ts so that no feature module imports the application that mounts it.
+import type { Client } from '@temporalio/client';
+import type { Config } from '../lib/config';
+import type { Store } from '../lib/mongo';
+import type { Feeds } from './streams/feed';
+
+export interface ApiDeps {
+  config: Config;
+  store: Store;
+  temporal: Client;
+  /** The change feeds the streams fan out (created with the app when not given). */
+  feeds?: Feeds;
+}

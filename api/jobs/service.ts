@@ -1,0 +1,145 @@
+// Single jobs (spec §2.4, §4.16–4.20): submit starts the workflow `job/<jobId>`; reads come from the
+// read model the workflow projects; cancel, stop and delete go through the workflow.
+import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import type { Document } from 'mongodb';
+import { parseTags } from '../../domain/delimited';
+import { jobWorkflowId, SearchAttr } from '../../domain/ids';
+import { singleJobDriverId, type JobWorkflowInput } from '../../domain/job';
+import type { Job, JobLogEntry } from '../../domain/resources';
+import { DEFAULT_JOB_STATE_FILTER, isTerminal, JOB_STATES, JOB_TYPES, JobType } from '../../domain/states';
+import { Collections } from '../../lib/mongo';
+import { acceptedUpdate, stopJobUpdate, type singleJobWorkflow } from '../../workflows/job';
+import { deleteJobWorkflow, driverLogsWorkflow } from '../../workflows/ops';
+import { checkUploads, discardUploads, storeUploads } from '../artifacts';
+import { checkCluster } from '../clusters/quota';
+import type { ApiDeps } from '../deps';
+import { conflict, notFound, workflowUpdate } from '../errors';
+import { arrayParam, enumArrayParam, findPage, intParam, parseListQuery, searchFilter, tagsFilter, type Page } from '../list';
+import { toJob } from '../resources';
+import type { Files } from '../routing';
+import { checkMainResource, parseMaxRetries, sparkSpecOf } from '../spark-form';
+import type { JobSubmitForm } from './schemas';
+
+type Query = Record<string, string | string[] | undefined>;
+
+/** Filters of GET /job (4.16). */
+export function jobFilter(query: Query): Document {
+  const states = enumArrayParam(query, 'jobStates', JOB_STATES, DEFAULT_JOB_STATE_FILTER)!;
+  const types = enumArrayParam(query, 'jobTypes', JOB_TYPES);
+  const clusters = arrayParam(query, 'clusterNames');
+  const tags = parseTags('tags', typeof query.tags === 'string' ? query.tags : undefined);
+  return {
+    state: { $in: states },
+    ...(types?.length ? { jobType: { $in: types } } : {}),
+    ...(clusters?.length ? { clusterName: { $in: clusters } } : {}),
+    ...tagsFilter(tags),
+  };
+}
+
+/** Driver names a job has had: every try of a single job, or the instance's driver. */
+export const driverIdsOf = (job: Job): string[] =>
+  job.jobType === JobType.INTERACTIVE
+    ? [`inst-${job.jobId}`]
+    : Array.from({ length: job.attempt }, (_, i) => singleJobDriverId(job.jobId, i + 1));
+
+/** Start options of a job's workflow: one workflow per job id, searchable by job, cluster and type. */
+export function jobStartOptions(taskQueue: string, jobId: string, input: JobWorkflowInput) {
+  return {
+    workflowId: jobWorkflowId(jobId),
+    taskQueue,
+    args: [input] as [JobWorkflowInput],
+    workflowIdConflictPolicy: 'FAIL' as const,
+    searchAttributes: { [SearchAttr.jobId]: [jobId], [SearchAttr.clusterName]: [input.spec.clusterName], [SearchAttr.jobType]: ['SINGLE'] },
+  };
+}
+
+export async function getJob({ store }: Pick<ApiDeps, 'store'>, jobId: string): Promise<Job> {
+  const d = await store.col(Collections.jobs).findOne({ _id: jobId } as Document);
+  if (!d) throw notFound(`job '${jobId}' does not exist`);
+  return toJob(d);
+}
+
+/** A single job that still runs: instances of a group are handled through their group. */
+async function runningSingleJob(deps: ApiDeps, jobId: string, action: string): Promise<Job> {
+  const job = await getJob(deps, jobId);
+  if (job.jobType !== JobType.SINGLE) throw conflict(`job '${jobId}' is an instance of group '${job.groupId}'; ${action} it through the group`);
+  if (isTerminal(job.state)) throw conflict(`job '${jobId}' is already ${job.state}`);
+  return job;
+}
+
+export async function listJobs({ store, config }: ApiDeps, query: Query): Promise<Page<Job>> {
+  const sortable = ['submitTime', 'startTime', 'endTime', 'jobName', 'state', 'jobType', 'clusterName'];
+  const lq = parseListQuery(query, sortable, config.MAX_PAGE_SIZE, ['submitTime', -1]);
+  const filter = { ...jobFilter(query), ...searchFilter(lq.search, ['jobName', 'jobClass', 'tags']) };
+  return findPage(store.col(Collections.jobs), filter, lq, toJob);
+}
+
+/** Checks the form, the main resource and the cluster's limits before anything is stored or started. */
+export async function submitJob(deps: ApiDeps, body: JobSubmitForm, files: Files): Promise<{ jobId: string }> {
+  const { store, temporal, config } = deps;
+  try {
+    checkUploads(files);
+    const jobId = randomUUID().replace(/-/g, '');
+    const names = { jars: (files.jars ?? []).map((f) => f.originalFilename), pyFiles: (files.pyFiles ?? []).map((f) => f.originalFilename) };
+    const draft = sparkSpecOf(body.name, body, { jars: [], files: [], pyFiles: [] });
+    checkMainResource(draft, names);
+    const maxRetries = parseMaxRetries(body.maxRetries);
+    await checkCluster(store, draft);
+    const spec = { ...draft, artifacts: await storeUploads(config.ARTIFACT_DIR, jobId, files) };
+    await temporal.workflow.executeUpdateWithStart(acceptedUpdate, {
+      startWorkflowOperation: new WithStartWorkflowOperation<typeof singleJobWorkflow>(
+        'singleJobWorkflow',
+        jobStartOptions(config.TASK_QUEUE, jobId, { spec, maxRetries }),
+      ),
+    });
+    return { jobId };
+  } finally {
+    await discardUploads(files);
+  }
+}
+
+export async function jobLogs(deps: ApiDeps, jobId: string, query: Query): Promise<JobLogEntry[]> {
+  const { temporal, config } = deps;
+  const size = intParam(query, 'logSize', 100, 0, config.LOGS_MAX_LINES);
+  const from = intParam(query, 'from', 0, 0, Number.MAX_SAFE_INTEGER);
+  const job = await getJob(deps, jobId);
+  return temporal.workflow.execute(driverLogsWorkflow, {
+    workflowId: `logs/${job.jobId}/${randomUUID()}`,
+    taskQueue: config.TASK_QUEUE,
+    args: [job.clusterName, driverIdsOf(job), { from, size }],
+    workflowExecutionTimeout: '1m',
+  });
+}
+
+export async function cancelJob(deps: ApiDeps, jobId: string): Promise<void> {
+  const job = await runningSingleJob(deps, jobId, 'cancel');
+  try {
+    await deps.temporal.workflow.getHandle(jobWorkflowId(job.jobId)).cancel();
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) throw conflict(`job '${job.jobId}' is no longer running`);
+    throw e;
+  }
+}
+
+export async function stopJob(deps: ApiDeps, jobId: string): Promise<void> {
+  const job = await runningSingleJob(deps, jobId, 'stop');
+  await workflowUpdate(
+    () => deps.temporal.workflow.getHandle(jobWorkflowId(job.jobId)).executeUpdate(stopJobUpdate),
+    () => conflict(`job '${job.jobId}' is no longer running`),
+  );
+}
+
+/** Only a single job that has ended may go; an instance goes with its group. */
+export async function deleteJob(deps: ApiDeps, jobId: string): Promise<void> {
+  const job = await getJob(deps, jobId);
+  if (job.jobType !== JobType.SINGLE) throw conflict(`job '${job.jobId}' is an instance of group '${job.groupId}'; it goes with the group`);
+  if (!isTerminal(job.state)) throw conflict(`job '${job.jobId}' is ${job.state}; cancel or stop it before deleting it`);
+  await deps.temporal.workflow.execute(deleteJobWorkflow, {
+    workflowId: `delete/${jobWorkflowId(job.jobId)}`,
+    taskQueue: deps.config.TASK_QUEUE,
+    args: [job.jobId, job.clusterName, driverIdsOf(job)],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowExecutionTimeout: '2m',
+  });
+}

@@ -1,0 +1,60 @@
+// The API as a running server: the Koa app and the Socket.IO streams on one HTTP server. Used by
+// api/main.ts, and by tests and benchmarks that want the real API on a port.
+import type { Client } from '@temporalio/client';
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../lib/config';
+import type { Store } from '../lib/mongo';
+import { createApp } from './app';
+import type { ApiDeps } from './deps';
+import { API_PREFIX } from './routing';
+import { createFeeds } from './streams/feed';
+import { attachSocketIo } from './streams/socketio';
+
+export interface StartApiOptions {
+  config: Config;
+  store: Store;
+  temporal: Client;
+  /** Default config.API_PORT; 0 picks a free port. */
+  port?: number;
+  /** Default config.API_HOST. */
+  host?: string;
+}
+
+export interface RunningApi {
+  /** What the routes were given (the change feeds included). */
+  deps: ApiDeps;
+  server: http.Server;
+  /** Base URL of the API, e.g. http://127.0.0.1:9888/api/v1 */
+  url: string;
+  /** Closes the streams, the open connections and the server; the store and Temporal client stay open. */
+  close(): Promise<void>;
+}
+
+const urlHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host);
+
+export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
+  const { config, store, temporal } = opts;
+  const feeds = createFeeds(store);
+  const deps: ApiDeps = { config, store, temporal, feeds };
+  const server = http.createServer(createApp(deps).callback());
+  const io = attachSocketIo(server, feeds);
+  const host = opts.host ?? config.API_HOST;
+  server.listen(opts.port ?? config.API_PORT, host);
+  await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);
+  const url = `http://${urlHost(host)}:${(server.address() as AddressInfo).port}${API_PREFIX}`;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const closed = once(server, 'close');
+      // Socket.IO disconnects its clients and stops the HTTP server from accepting connections.
+      await io.close();
+      // SSE responses never end by themselves.
+      server.closeAllConnections();
+      await closed;
+      await feeds.close();
+    })());
+  return { deps, server, url, close };
+}

@@ -1,0 +1,118 @@
+// Change feeds: one MongoDB change stream per collection per API process, fanned out in memory to its
+// subscribers. Event ids are change-stream resume tokens, so a client that comes back with the last id
+// it saw gets a stream of its own resumed after it and misses nothing.
+import type { ChangeStream, ChangeStreamDocument, Collection, Document } from 'mongodb';
+import { logger } from '../../lib/log';
+import { Collections, type Store } from '../../lib/mongo';
+import { badRequest } from '../errors';
+
+const log = logger('streams');
+
+export interface FeedEvent {
+  id: string;
+  doc: Document;
+}
+
+/** One collection's change stream and its subscribers. */
+export class ChangeFeed {
+  private stream?: ChangeStream;
+  private readonly subscribers = new Set<(e: FeedEvent) => void>();
+  private closed = false;
+
+  constructor(
+    private readonly col: Collection,
+    readonly name: string,
+    /** Pause between empty polls (see pump). */
+    private readonly idleMs = 20,
+  ) {}
+
+  private open(resumeAfter?: unknown): ChangeStream {
+    return this.col.watch([{ $match: { operationType: { $in: ['insert', 'update', 'replace'] } } }], {
+      fullDocument: 'updateLookup',
+      maxAwaitTimeMS: 1000,
+      ...(resumeAfter ? { resumeAfter } : {}),
+    });
+  }
+
+  start(): void {
+    if (this.stream || this.closed) return;
+    const stream = this.open();
+    this.stream = stream;
+    void this.pump(stream, (e) => {
+      for (const s of this.subscribers) s(e);
+    }).then((err) => {
+      if (this.closed || this.stream !== stream) return;
+      // The driver resumes by itself on resumable errors; anything else: reopen after a pause.
+      log.warn('change stream failed; reopening', { collection: this.name, err: String(err) });
+      this.stream = undefined;
+      setTimeout(() => this.start(), 1000);
+    });
+  }
+
+  /**
+   * Reads a change stream until it is closed (resolves undefined) or fails (resolves the error).
+   * Pulls with tryNext() and pauses when nothing is there: a real MongoDB holds each getMore open up to
+   * maxAwaitTimeMS, but mongo-java-server answers at once, and the driver's own loop would then spin.
+   */
+  private async pump(stream: ChangeStream, emit: (e: FeedEvent) => void): Promise<unknown> {
+    while (!stream.closed && !this.closed) {
+      let change: ChangeStreamDocument | null;
+      try {
+        change = await stream.tryNext();
+      } catch (err) {
+        return stream.closed || this.closed ? undefined : err;
+      }
+      if (change) {
+        const e = toEvent(change);
+        if (e) emit(e);
+      } else {
+        await new Promise((r) => setTimeout(r, this.idleMs));
+      }
+    }
+    return undefined;
+  }
+
+  subscribe(fn: (e: FeedEvent) => void): () => void {
+    this.start();
+    this.subscribers.add(fn);
+    return () => this.subscribers.delete(fn);
+  }
+
+  /** A stream of one client's own, resumed after a token it has seen (SSE Last-Event-ID). */
+  resume(token: string, fn: (e: FeedEvent) => void): () => void {
+    let resumeAfter: unknown;
+    try {
+      resumeAfter = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    } catch {
+      throw badRequest('Last-Event-ID is not an event id of this stream');
+    }
+    const stream = this.open(resumeAfter);
+    void this.pump(stream, fn).then((err) => {
+      if (err) log.warn('resumed change stream failed', { collection: this.name, err: String(err) });
+    });
+    return () => void stream.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.subscribers.clear();
+    await this.stream?.close().catch(() => undefined);
+  }
+}
+
+function toEvent(c: ChangeStreamDocument): FeedEvent | undefined {
+  if (!('fullDocument' in c) || !c.fullDocument) return undefined;
+  return { id: Buffer.from(JSON.stringify(c._id)).toString('base64url'), doc: c.fullDocument };
+}
+
+export interface Feeds {
+  jobs: ChangeFeed;
+  results: ChangeFeed;
+  close(): Promise<void>;
+}
+
+export function createFeeds(store: Store): Feeds {
+  const jobs = new ChangeFeed(store.col(Collections.jobs), 'jobs');
+  const results = new ChangeFeed(store.col(Collections.results), 'results');
+  return { jobs, results, close: async () => void (await Promise.all([jobs.close(), results.close()])) };
+}

@@ -1,0 +1,163 @@
+// Resource shapes of the interface (spec §2) as the read models store them and the API returns them.
+// Each shape is written once, as a zod schema; its TypeScript type is inferred from it. The API uses
+// the schemas for its OpenAPI document, the projections and workflows use the types (domain/types.ts
+// re-exports them, type-only, so no workflow bundle carries zod).
+import { z } from 'zod';
+import { CLUSTER_TYPES, GROUP_KINDS, GROUP_STATES, JOB_STATES, JOB_TYPES, LANGUAGES, SCHEDULE_STATES } from './states';
+
+/** spec §2.7, response form. Absent values are omitted. */
+export const MemorySettings = z.object({
+  executors: z.number().int().optional(),
+  driverCores: z.number().int().optional(),
+  executorCores: z.number().int().optional(),
+  driverMemory: z.string().optional(),
+  executorMemory: z.string().optional(),
+  dynamicAllocation: z.boolean(),
+  initialExecutors: z.number().int().optional(),
+  minExecutors: z.number().int().optional(),
+  maxExecutors: z.number().int().optional(),
+});
+export type MemorySettings = z.infer<typeof MemorySettings>;
+
+/** spec §2.4. `language` is documented as a plain string, as the interface lists it for jobs. */
+export const Job = z.object({
+  jobId: z.string(),
+  groupId: z.string().optional(),
+  scheduleId: z.string().optional(),
+  jobName: z.string(),
+  jobType: z.enum(JOB_TYPES),
+  tags: z.string(),
+  language: z.string(),
+  jobClass: z.string().optional(),
+  clusterName: z.string(),
+  jobConfig: z.string(),
+  args: z.array(z.string()),
+  pyRequirements: z.string(),
+  packages: z.string(),
+  appId: z.string().optional(),
+  state: z.enum(JOB_STATES),
+  error: z.string().optional(),
+  submitTime: z.number().int(),
+  startTime: z.number().int().optional(),
+  endTime: z.number().int().optional(),
+  maxRetries: z.number().int(),
+  attempt: z.number().int(),
+  memorySettings: MemorySettings,
+});
+export type Job = z.infer<typeof Job>;
+
+/** spec §2.5 */
+export const JobInstanceResult = z.object({
+  jobInstanceId: z.string(),
+  jobId: z.string().optional(),
+  groupId: z.string(),
+  startTime: z.number().int().optional(),
+  endTime: z.number().int().optional(),
+  jobClass: z.string().optional(),
+  jobConfig: z.record(z.string(), z.unknown()),
+  result: z.string().nullable().optional(),
+  error: z.object({ message: z.string(), stackTrace: z.string() }).nullable().optional(),
+});
+export type JobInstanceResult = z.infer<typeof JobInstanceResult>;
+
+/** spec §2.3 */
+export const Group = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  kind: z.enum(GROUP_KINDS),
+  tags: z.string(),
+  language: z.enum(LANGUAGES),
+  clusterName: z.string(),
+  state: z.enum(GROUP_STATES),
+  scale: z.number().int(),
+  jobConfig: z.record(z.string(), z.string()),
+  pyRequirements: z.string(),
+  packages: z.string(),
+  createdTime: z.number().int(),
+  archivedTime: z.number().int().optional(),
+  memorySettings: MemorySettings,
+  autoPause: z.boolean(),
+  jobs: z.array(Job),
+});
+export type Group = z.infer<typeof Group>;
+
+/** spec §2.6 */
+export const Schedule = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  cron: z.string(),
+  tags: z.string(),
+  language: z.enum(LANGUAGES),
+  clusterName: z.string(),
+  jobConfig: z.record(z.string(), z.string()),
+  pyRequirements: z.string(),
+  packages: z.string(),
+  state: z.enum(SCHEDULE_STATES),
+  jobClass: z.string(),
+  args: z.array(z.string()),
+  startTime: z.number().int().optional(),
+  endTime: z.number().int().optional(),
+  maxRetries: z.number().int(),
+  createdTime: z.number().int(),
+  disabledTime: z.number().int().optional(),
+  memorySettings: MemorySettings,
+  jobs: z.array(Job),
+});
+export type Schedule = z.infer<typeof Schedule>;
+
+/** spec §2.9 */
+export const JobLogEntry = z.object({
+  name: z.string(),
+  type: z.string(),
+  role: z.string(),
+  state: z.string(),
+  from: z.number().int(),
+  logSize: z.number().int(),
+  fileName: z.string(),
+  log: z.array(z.string()),
+});
+export type JobLogEntry = z.infer<typeof JobLogEntry>;
+
+/** One object storage of a cluster (spec §2.8); the same schema validates what a client sends. */
+export const Storage = z
+  .object({
+    sparkBucket: z.string().trim().min(1).max(255).optional(),
+    dataBucket: z.string().trim().min(1).max(255).optional(),
+    extraBuckets: z.array(z.string().trim().min(1).max(255)).max(100).optional(),
+    type: z.enum(['s3']).default('s3'),
+    endpoint: z.url('must be a URL such as https://s3.example.com').optional(),
+    region: z.string().trim().max(64).optional(),
+    accessKey: z.string().max(4096).optional(),
+    secretKey: z.string().max(4096).optional(),
+  })
+  .strict();
+export type Storage = z.infer<typeof Storage>;
+
+/** spec §2.8, response form: secret-bearing fields show a mask where a value is stored. */
+export const Cluster = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  sparkMaster: z.string(),
+  sparkDeployMode: z.string(),
+  sparkStorage: z.string(),
+  metastoreName: z.string().optional(),
+  storages: z.record(z.string(), Storage),
+  memorySettings: MemorySettings,
+  defaultApplicationConfig: z.string(),
+  type: z.enum(CLUSTER_TYPES),
+  url: z.string(),
+  caCert: z.string().optional(),
+  clientCert: z.string().optional(),
+  clientKey: z.string().optional(),
+  clientKeyAlgorithm: z.string().optional(),
+  clientKeyPassphrase: z.string().optional(),
+  username: z.string().optional(),
+  password: z.string().optional(),
+  resourceQuota: z.record(z.string(), z.string()).optional(),
+  limitRange: z.record(z.string(), z.record(z.string(), z.string())).optional(),
+  createdTime: z.number().int(),
+});
+export type Cluster = z.infer<typeof Cluster>;
