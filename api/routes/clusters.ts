@@ -4,18 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { CLUSTER_TYPES, ClusterType, TERMINAL_JOB_STATES } from '../../domain/states';
 import { parseMemorySettings } from '../../domain/memory';
-import { encryptSecret, isEncrypted } from '../../lib/crypto';
+import { maskSecret as mask, sealClusterSecrets as sealSecrets } from '../../lib/cluster-secrets';
 import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../app';
 import { conflict, notFound } from '../errors';
 import { findPage, parseListQuery, searchFilter } from '../list';
 import { LIST_QUERY, route } from '../routing';
 import { IdResponse, MemorySettings, MemorySettingsCreation, name, PageOf, quantity } from '../schemas';
-
-/** What a response shows in place of a stored secret. Sending it back in an update keeps the stored value. */
-export const MASK = '******';
-const CLUSTER_SECRETS = ['clientKey', 'clientKeyPassphrase', 'password'] as const;
-const STORAGE_SECRETS = ['accessKey', 'secretKey'] as const;
 
 const Storage = z
   .object({
@@ -110,31 +105,6 @@ export const Cluster = z.object({
 });
 
 type ClusterDoc = Record<string, unknown> & { _id: string; id: string; name: string; type: string; url: string };
-
-/** Encrypts every secret of an incoming body; MASK means "keep what is stored". */
-function sealSecrets(key: string, body: Record<string, unknown>, stored?: ClusterDoc): Record<string, unknown> {
-  const out = { ...body };
-  for (const f of CLUSTER_SECRETS) {
-    const v = out[f];
-    if (typeof v === 'string') out[f] = v === MASK ? stored?.[f] : v === '' ? undefined : encryptSecret(key, v);
-  }
-  if (out.storages && typeof out.storages === 'object') {
-    const prev = (stored?.storages ?? {}) as Record<string, Record<string, unknown>>;
-    out.storages = Object.fromEntries(
-      Object.entries(out.storages as Record<string, Record<string, unknown>>).map(([k, s]) => {
-        const sealed = { ...s };
-        for (const f of STORAGE_SECRETS) {
-          const v = sealed[f];
-          if (typeof v === 'string') sealed[f] = v === MASK ? prev[k]?.[f] : v === '' ? undefined : encryptSecret(key, v);
-        }
-        return [k, sealed];
-      }),
-    );
-  }
-  return out;
-}
-
-const mask = (v: unknown) => (isEncrypted(v) ? MASK : undefined);
 
 export function toCluster(d: ClusterDoc, localThreads: number): z.infer<typeof Cluster> {
   const storages = Object.fromEntries(
