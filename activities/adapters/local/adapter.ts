@@ -14,13 +14,14 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DriverPhase, type ClusterAdapter, type DriverSpec, type DriverStatus, type LogRange } from '../../../domain/driver';
+import type { ClusterAdapter, DriverSpec, DriverStatus, LogRange } from '../../../domain/driver';
 import type { JobLogEntry } from '../../../domain/types';
 import { ROOT, type Config } from '../../../lib/config';
 import { redact } from '../../../lib/log';
-import { DRIVER_FILES, errCode, findAppId, readIntFile, statOrUndefined, writeFileAtomic } from './driver-files';
-import { failureSummary, readLineRange } from './logs';
-import { groupAlive, killDriver, spawnDriver, waitUntil } from './process';
+import { DRIVER_FILES, errCode, readIntFile, writeFileAtomic } from './driver-files';
+import { driverStatus } from './driver-status';
+import { readLineRange } from './logs';
+import { killDriver, spawnDriver, waitUntil } from './process';
 import { pythonFor } from './python-env';
 import { sparkSubmitArgs, usesPython } from './submit-args';
 
@@ -31,133 +32,88 @@ export interface LocalAdapterOptions {
   runnerPath?: string;
 }
 
-/** A folder without a pid file older than this is a launch that died between mkdir and spawn. */
-const LAUNCH_STALE_MS = 30_000;
-
 const DRIVER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
 
+interface LocalContext {
+  config: LocalAdapterConfig;
+  runnerPath: string;
+}
+
 export function createLocalAdapter(config: LocalAdapterConfig, opts: LocalAdapterOptions = {}): ClusterAdapter {
-  const runnerPath = opts.runnerPath ?? path.join(ROOT, 'runner', 'runner.py');
-
-  const driverDir = (driverId: string): string => {
-    // The id becomes a folder name: nothing that could climb out of DRIVER_DIR.
-    if (!DRIVER_ID.test(driverId)) throw new Error(`invalid driverId ${JSON.stringify(driverId)}`);
-    return path.join(config.DRIVER_DIR, driverId);
+  const l: LocalContext = { config, runnerPath: opts.runnerPath ?? path.join(ROOT, 'runner', 'runner.py') };
+  return {
+    launch: (spec) => launch(l, spec),
+    // async: an invalid driverId rejects, as from the other methods, instead of throwing.
+    status: async (driverId) => driverStatus(driverDir(config, driverId)),
+    logs: (driverId, range) => logs(l, driverId, range),
+    remove: (driverId) => remove(l, driverId),
   };
+}
 
-  async function launch(spec: DriverSpec): Promise<DriverStatus> {
-    const dir = driverDir(spec.driverId);
-    if (existsSync(dir)) return status(spec.driverId);
-    // Validation and the Python environment come before the lock, so an invalid spec or a pip
-    // failure leaves no folder behind and a corrected retry is not mistaken for a launched driver.
-    const argv = sparkSubmitArgs(spec, config, runnerPath);
-    const python = usesPython(spec) ? await pythonFor(config, spec.spark.pyRequirements) : config.PYTHON;
+function driverDir(config: LocalAdapterConfig, driverId: string): string {
+  // The id becomes a folder name: nothing that could climb out of DRIVER_DIR.
+  if (!DRIVER_ID.test(driverId)) throw new Error(`invalid driverId ${JSON.stringify(driverId)}`);
+  return path.join(config.DRIVER_DIR, driverId);
+}
 
-    await fs.mkdir(config.DRIVER_DIR, { recursive: true });
-    try {
-      await fs.mkdir(dir);
-    } catch (e) {
-      if (errCode(e) === 'EEXIST') return status(spec.driverId);
-      throw e;
-    }
-    await fs.mkdir(path.join(dir, DRIVER_FILES.eventLog));
-    const addedEnv: Record<string, string> = {
-      SPARK_HOME: config.SPARK_HOME,
-      PYSPARK_PYTHON: python,
-      PYSPARK_DRIVER_PYTHON: python,
-      ...spec.env,
-    };
-    await writeFileAtomic(
-      path.join(dir, DRIVER_FILES.command),
-      JSON.stringify({ driverId: spec.driverId, role: spec.role, argv, env: redact(addedEnv), labels: spec.labels, launchedAt: Date.now() }, null, 2),
-    );
-    const logFile = path.join(dir, DRIVER_FILES.log);
-    const spawnError = await spawnDriver(dir, argv, { ...process.env, ...addedEnv }, logFile);
-    if (spawnError) {
-      // Recorded like a failed run, so status() reports it and a retry does not wait forever.
-      await fs.appendFile(logFile, `failed to start the driver: ${spawnError.message}\n`);
-      await writeFileAtomic(path.join(dir, DRIVER_FILES.exit), '127\n');
-    }
-    // The wrapper writes its pid within milliseconds; waiting for it lets the caller see RUNNING.
-    await waitUntil(() => existsSync(path.join(dir, DRIVER_FILES.pid)) || existsSync(path.join(dir, DRIVER_FILES.exit)), 2_000);
-    return status(spec.driverId);
+async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> {
+  const { config } = l;
+  const dir = driverDir(config, spec.driverId);
+  if (existsSync(dir)) return driverStatus(dir);
+  // Validation and the Python environment come before the lock, so an invalid spec or a pip
+  // failure leaves no folder behind and a corrected retry is not mistaken for a launched driver.
+  const argv = sparkSubmitArgs(spec, config, l.runnerPath);
+  const python = usesPython(spec) ? await pythonFor(config, spec.spark.pyRequirements) : config.PYTHON;
+
+  await fs.mkdir(config.DRIVER_DIR, { recursive: true });
+  try {
+    await fs.mkdir(dir);
+  } catch (e) {
+    if (errCode(e) === 'EEXIST') return driverStatus(dir);
+    throw e;
   }
-
-  /*
-   * Phases, derived from the files on every call (nothing is held in memory):
-   *
-   *   mkdir ──▶ (no pid file) ──▶ pid file, group alive ──▶ exit file
-   *             PENDING            RUNNING                   0 → SUCCEEDED, else FAILED(exitCode, message)
-   *               │ older than 30 s  │ group gone, no exit file
-   *               ▼                  ▼
-   *             FAILED (launch      FAILED ("ended without recording an exit code (killed?)")
-   *             interrupted)
-   *   removed marker, at any point before an exit file ──▶ FAILED ("removed")
-   *
-   * RUNNING starts when the wrapper process exists, before the JVM is up: Spark gives no dependable
-   * signal of having started that works for every application, and the caller needs none.
-   */
-  async function status(driverId: string): Promise<DriverStatus> {
-    const dir = driverDir(driverId);
-    const dirStat = await statOrUndefined(dir);
-    if (!dirStat) return { phase: DriverPhase.MISSING };
-    const [pid, removed] = await Promise.all([readIntFile(path.join(dir, DRIVER_FILES.pid)), statOrUndefined(path.join(dir, DRIVER_FILES.removed))]);
-    let exit = await readIntFile(path.join(dir, DRIVER_FILES.exit));
-    const appId = await findAppId(dir);
-    const base: DriverStatus = { phase: DriverPhase.PENDING, ...(appId && { appId }), ...(pid && { startTime: Math.round(pid.mtimeMs) }) };
-
-    // A driver that ended on its own before remove() keeps its outcome (the job's logs still say how it ended).
-    if (removed && !(exit && exit.mtimeMs <= removed.mtimeMs)) {
-      return { ...base, phase: DriverPhase.FAILED, message: 'removed', endTime: Math.round(removed.mtimeMs), ...(exit && { exitCode: exit.value }) };
-    }
-    if (!exit && pid) {
-      if (await groupAlive(pid.value, dir)) return { ...base, phase: DriverPhase.RUNNING };
-      // The wrapper writes the exit file before it ends, so a group seen gone has written it if it ever will.
-      exit = await readIntFile(path.join(dir, DRIVER_FILES.exit));
-      if (!exit) {
-        return {
-          ...base,
-          phase: DriverPhase.FAILED,
-          message: 'driver process ended without recording an exit code (killed?)',
-          endTime: Math.round((await statOrUndefined(path.join(dir, DRIVER_FILES.log)))?.mtimeMs ?? Date.now()),
-        };
-      }
-    }
-    if (exit) {
-      const endTime = Math.round(exit.mtimeMs);
-      if (exit.value === 0) return { ...base, phase: DriverPhase.SUCCEEDED, exitCode: 0, endTime };
-      const detail = await failureSummary(path.join(dir, DRIVER_FILES.log));
-      const message = `driver exited with code ${exit.value}${detail ? `: ${detail}` : ''}`;
-      return { ...base, phase: DriverPhase.FAILED, exitCode: exit.value, message, endTime };
-    }
-    if (Date.now() - dirStat.mtimeMs > LAUNCH_STALE_MS) {
-      return { ...base, phase: DriverPhase.FAILED, message: 'launch was interrupted before the driver process started' };
-    }
-    return base;
+  await fs.mkdir(path.join(dir, DRIVER_FILES.eventLog));
+  const addedEnv: Record<string, string> = {
+    SPARK_HOME: config.SPARK_HOME,
+    PYSPARK_PYTHON: python,
+    PYSPARK_DRIVER_PYTHON: python,
+    ...spec.env,
+  };
+  await writeFileAtomic(
+    path.join(dir, DRIVER_FILES.command),
+    JSON.stringify({ driverId: spec.driverId, role: spec.role, argv, env: redact(addedEnv), labels: spec.labels, launchedAt: Date.now() }, null, 2),
+  );
+  const logFile = path.join(dir, DRIVER_FILES.log);
+  const spawnError = await spawnDriver(dir, argv, { ...process.env, ...addedEnv }, logFile);
+  if (spawnError) {
+    // Recorded like a failed run, so status() reports it and a retry does not wait forever.
+    await fs.appendFile(logFile, `failed to start the driver: ${spawnError.message}\n`);
+    await writeFileAtomic(path.join(dir, DRIVER_FILES.exit), '127\n');
   }
+  // The wrapper writes its pid within milliseconds; waiting for it lets the caller see RUNNING.
+  await waitUntil(() => existsSync(path.join(dir, DRIVER_FILES.pid)) || existsSync(path.join(dir, DRIVER_FILES.exit)), 2_000);
+  return driverStatus(dir);
+}
 
-  async function logs(driverId: string, range: LogRange): Promise<JobLogEntry[]> {
-    const dir = driverDir(driverId);
-    if (!existsSync(dir)) return [];
-    const fileName = path.join(dir, DRIVER_FILES.log);
-    const from = Math.max(0, Math.floor(range.from));
-    const [s, log] = await Promise.all([status(driverId), readLineRange(fileName, from, Math.max(0, Math.floor(range.size)))]);
-    return [{ name: driverId, type: 'process', role: 'driver', state: s.phase, from, logSize: log.length, fileName, log }];
+async function logs(l: LocalContext, driverId: string, range: LogRange): Promise<JobLogEntry[]> {
+  const dir = driverDir(l.config, driverId);
+  if (!existsSync(dir)) return [];
+  const fileName = path.join(dir, DRIVER_FILES.log);
+  const from = Math.max(0, Math.floor(range.from));
+  const [s, log] = await Promise.all([driverStatus(dir), readLineRange(fileName, from, Math.max(0, Math.floor(range.size)))]);
+  return [{ name: driverId, type: 'process', role: 'driver', state: s.phase, from, logSize: log.length, fileName, log }];
+}
+
+async function remove(l: LocalContext, driverId: string): Promise<void> {
+  const dir = driverDir(l.config, driverId);
+  if (!existsSync(dir)) return;
+  // The marker goes first: a status call during the kill must read 'removed', not 'killed?'.
+  if (!existsSync(path.join(dir, DRIVER_FILES.removed))) await writeFileAtomic(path.join(dir, DRIVER_FILES.removed), `${new Date().toISOString()}\n`);
+  let pid = await readIntFile(path.join(dir, DRIVER_FILES.pid));
+  if (!pid && !existsSync(path.join(dir, DRIVER_FILES.exit))) {
+    // A launch between mkdir and the wrapper's first line: give it the moment it needs to write its pid.
+    await waitUntil(() => existsSync(path.join(dir, DRIVER_FILES.pid)), 2_000);
+    pid = await readIntFile(path.join(dir, DRIVER_FILES.pid));
   }
-
-  async function remove(driverId: string): Promise<void> {
-    const dir = driverDir(driverId);
-    if (!existsSync(dir)) return;
-    // The marker goes first: a status call during the kill must read 'removed', not 'killed?'.
-    if (!existsSync(path.join(dir, DRIVER_FILES.removed))) await writeFileAtomic(path.join(dir, DRIVER_FILES.removed), `${new Date().toISOString()}\n`);
-    let pid = await readIntFile(path.join(dir, DRIVER_FILES.pid));
-    if (!pid && !existsSync(path.join(dir, DRIVER_FILES.exit))) {
-      // A launch between mkdir and the wrapper's first line: give it the moment it needs to write its pid.
-      await waitUntil(() => existsSync(path.join(dir, DRIVER_FILES.pid)), 2_000);
-      pid = await readIntFile(path.join(dir, DRIVER_FILES.pid));
-    }
-    if (pid) await killDriver(pid.value, dir);
-  }
-
-  return { launch, status, logs, remove };
+  if (pid) await killDriver(pid.value, dir);
 }
