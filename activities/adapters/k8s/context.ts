@@ -2,11 +2,11 @@
 import type { DriverSpec } from '../../../domain/driver';
 import { artifactUris, mainResource, type ArtifactUris, type MainResource } from './artifacts';
 import { k8sNames, specLabels, type K8sNames } from './names';
-import type { K8sStorage, ManifestOptions } from './options';
+import type { K8sCluster, K8sStorage, ManifestOptions } from './options';
 
 export interface ManifestContext {
   spec: DriverSpec;
-  cluster: ManifestOptions['cluster'];
+  cluster: K8sCluster;
   /** The Spark image of driver and executors. */
   image: string;
   namespace: string;
