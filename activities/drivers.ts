@@ -1,52 +1,10 @@
 // Activities that drive Spark drivers through the adapter of the job's cluster.
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { FailureType, InvalidSpecError, type DriverSpec, type DriverStatus, type LogRange } from '../domain/driver';
 import type { Job, JobLogEntry } from '../domain/types';
-import type { createProjection } from './projection';
-import { ClusterType } from '../domain/states';
 import type { Config } from '../lib/config';
-import { decryptSecret, isEncrypted } from '../lib/crypto';
-import { Collections, type Store } from '../lib/mongo';
-import { createK8sAdapter, type K8sCluster } from './adapters/k8s';
-import { createLocalAdapter } from './adapters/local';
-import { InvalidSpecError, type ClusterAdapter, type DriverSpec, type DriverStatus, type LogRange } from './adapters/types';
-
-/** Failure types the workflows treat as permanent (nonRetryableErrorTypes). */
-export const FailureType = {
-  CLUSTER_NOT_FOUND: 'ClusterNotFound',
-  INVALID_SPEC: 'InvalidSpec',
-} as const;
-
-type ClusterDoc = Record<string, unknown> & { name: string; type: string };
-
-function unseal(key: string, d: ClusterDoc): ClusterDoc {
-  const out: ClusterDoc = { ...d };
-  for (const f of ['clientKey', 'clientKeyPassphrase', 'password']) if (isEncrypted(out[f])) out[f] = decryptSecret(key, out[f] as string);
-  const storages = (out.storages ?? {}) as Record<string, Record<string, unknown>>;
-  out.storages = Object.fromEntries(
-    Object.entries(storages).map(([k, s]) => [
-      k,
-      Object.fromEntries(Object.entries(s).map(([f, v]) => [f, isEncrypted(v) ? decryptSecret(key, v as string) : v])),
-    ]),
-  );
-  return out;
-}
-
-export function createAdapterRegistry(config: Config, store: Store) {
-  const local = createLocalAdapter(config);
-  // k8s adapters are cached per cluster document; a changed cluster (updatedAt) builds a new one.
-  const k8s = new Map<string, { stamp: string; adapter: ClusterAdapter }>();
-  return async function adapterFor(clusterName: string): Promise<ClusterAdapter> {
-    const doc = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: clusterName });
-    if (!doc) throw ApplicationFailure.nonRetryable(`cluster '${clusterName}' does not exist`, FailureType.CLUSTER_NOT_FOUND);
-    if (doc.type === ClusterType.LOCAL) return local;
-    const stamp = JSON.stringify(doc);
-    const cached = k8s.get(clusterName);
-    if (cached && cached.stamp === stamp) return cached.adapter;
-    const adapter = createK8sAdapter({ cluster: unseal(config.SECRET_KEY, doc) as unknown as K8sCluster, config });
-    k8s.set(clusterName, { stamp, adapter });
-    return adapter;
-  };
-}
+import type { AdapterLookup } from './adapters/registry';
+import type { createProjection } from './projection';
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -61,7 +19,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 export function createDriverActivities(
   config: Config,
-  adapterFor: (clusterName: string) => Promise<ClusterAdapter>,
+  adapterFor: AdapterLookup,
   projection: Pick<ReturnType<typeof createProjection>, 'projectJob'>,
 ) {
   return {

@@ -2,8 +2,8 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import type { Store } from '../lib/mongo';
-import type { ClusterAdapter } from './adapters/types';
-import { createAdapterRegistry, createDriverActivities } from './drivers';
+import { createAdapterRegistry, type AdapterLookup } from './adapters/registry';
+import { createDriverActivities } from './drivers';
 import { createProjection } from './projection';
 import { createScheduleActivities } from './schedules';
 
@@ -11,7 +11,7 @@ export interface ActivityDeps {
   config: Config;
   store: Store;
   /** Replaces the adapter lookup (tests). */
-  adapterFor?: (clusterName: string) => Promise<ClusterAdapter>;
+  adapterFor?: AdapterLookup;
   /** For the activities that manage Temporal Schedules. */
   temporal?: Client;
 }

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { ClusterAdapter, DriverSpec, DriverStatus } from '../activities/adapters/types';
+import type { ClusterAdapter, DriverSpec, DriverStatus } from '../domain/driver';
 import { createApp, type ApiDeps } from '../api/app';
 import { createFeeds } from '../api/streams/feed';
 import { attachSocketIo } from '../api/streams/socketio';

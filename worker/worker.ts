@@ -2,7 +2,7 @@
 // Used by worker/main.ts and by the end-to-end tests (which run it in-process).
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle, type WorkerOptions as TemporalWorkerOptions } from '@temporalio/worker';
-import type { ClusterAdapter } from '../activities/adapters/types';
+import type { ClusterAdapter } from '../domain/driver';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
 import type { Config } from '../lib/config';

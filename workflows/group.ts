@@ -22,7 +22,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DriverStatus } from '../activities/adapters/types';
+import type { DriverStatus } from '../domain/driver';
 import { formatTags } from '../domain/delimited';
 import { instanceDriverId, type GroupResume, type GroupSettingsPatch, type GroupWorkflowInput, type InstanceState } from '../domain/group';
 import { groupTaskQueue, groupWorkflowId } from '../domain/ids';

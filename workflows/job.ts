@@ -19,7 +19,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { DriverStatus } from '../activities/adapters/types';
+import type { DriverStatus } from '../domain/driver';
 import { jobIdFromWorkflowId } from '../domain/ids';
 import { newJobRecord, singleJobDriverId, type JobWorkflowInput } from '../domain/job';
 import { isTerminal, JobState } from '../domain/states';

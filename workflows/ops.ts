@@ -1,7 +1,7 @@
 // Short workflows the API runs for work that needs the worker's host or the read model's one writer:
 // reading driver logs (local drivers' logs live on the worker host) and deleting a finished job.
 import { short } from './activities';
-import type { LogRange } from '../activities/adapters/types';
+import type { LogRange } from '../domain/driver';
 import type { JobLogEntry } from '../domain/types';
 
 export async function driverLogsWorkflow(clusterName: string, driverIds: string[], range: LogRange): Promise<JobLogEntry[]> {

@@ -10,7 +10,7 @@ import type { ApiDeps } from '../deps';
 import { conflict, notFound } from '../errors';
 import { findPage, parseListQuery, searchFilter, type Page } from '../list';
 import { checkUrl, type ClusterCreate, type ClusterUpdate } from './schemas';
-import { maskSecret, sealSecrets } from './secrets';
+import { maskSecret, sealClusterSecrets as sealSecrets } from '../../lib/cluster-secrets';
 
 type Query = Record<string, string | string[] | undefined>;
 export type ClusterDoc = Record<string, unknown> & { _id: string; id: string; name: string; type: string; url: string };

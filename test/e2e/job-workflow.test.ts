@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
-import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../activities/adapters/types';
+import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../domain/driver';
 import { createProjection } from '../../activities/projection';
 import type { Job } from '../../domain/types';
 import { call, eventually, form, startHarness, type Harness } from '../harness';

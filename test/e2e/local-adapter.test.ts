@@ -7,8 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { createLocalAdapter, DRIVER_FILES, pythonFor, summarizeFailure, type LocalAdapterConfig } from '../../activities/adapters/local';
-import { isFinalPhase, type ClusterAdapter, type DriverSpec, type DriverStatus } from '../../activities/adapters/types';
+import { createLocalAdapter, type LocalAdapterConfig } from '../../activities/adapters/local/adapter';
+import { DRIVER_FILES } from '../../activities/adapters/local/driver-files';
+import { summarizeFailure } from '../../activities/adapters/local/logs';
+import { pythonFor } from '../../activities/adapters/local/python-env';
+import { isFinalPhase, type ClusterAdapter, type DriverSpec, type DriverStatus } from '../../domain/driver';
 import type { SparkSpec } from '../../domain/types';
 import { loadConfig, ROOT } from '../../lib/config';
 import { eventually } from '../harness';
@@ -222,7 +225,7 @@ public class SumJob {
     // A separate Node process launches and exits at once: the driver must outlive it and still record its end.
     const script = write(
       'fail/launch.mts',
-      `import { createLocalAdapter } from ${JSON.stringify(path.join(ROOT, 'activities/adapters/local.ts'))};
+      `import { createLocalAdapter } from ${JSON.stringify(path.join(ROOT, 'activities/adapters/local/adapter.ts'))};
 const { config, spec } = JSON.parse(process.env.LAUNCH_INPUT ?? '{}');
 console.log(JSON.stringify(await createLocalAdapter(config).launch(spec)));
 `,

@@ -11,18 +11,13 @@ import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  buildDriverManifests,
-  buildKubeConfig,
-  createK8sAdapter,
-  DEFAULT_RUNNER_PATH,
-  HADOOP_AWS_PACKAGE,
-  k8sNames,
-  K8sApiError,
-  Labels,
-  type K8sCluster,
-} from '../../activities/adapters/k8s';
-import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../activities/adapters/types';
+import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
+import { K8sApiError } from '../../activities/adapters/k8s/errors';
+import { buildKubeConfig } from '../../activities/adapters/k8s/kube-config';
+import { buildDriverManifests } from '../../activities/adapters/k8s/manifests';
+import { k8sNames, Labels } from '../../activities/adapters/k8s/names';
+import { DEFAULT_RUNNER_PATH, HADOOP_AWS_PACKAGE, type K8sCluster } from '../../activities/adapters/k8s/options';
+import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../domain/driver';
 import { startFakeK8s, type FakeK8s, type KObject } from '../fake-k8s';
 
 const NS = 'spark-jobs';

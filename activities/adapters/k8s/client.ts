@@ -1,0 +1,58 @@
+// The adapter's connection to a cluster's API server: a CoreV1Api over our own transport, and the
+// wording of failed calls with every credential of the cluster scrubbed out.
+import { CoreV1Api, createConfiguration, ServerConfiguration, wrapHttpLibrary } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
+import { clusterSecretValues } from '../../../lib/cluster-secrets';
+import { apiErrors, INVALID_CLUSTER } from './errors';
+import { buildKubeConfig } from './kube-config';
+import type { K8sCluster } from './options';
+import { send, transportFor } from './transport';
+
+export interface K8sConnection {
+  /** The API client; throws a non-retryable InvalidClusterConfig failure when the cluster document cannot connect. */
+  client(): CoreV1Api;
+  /** Words a failed read (see apiErrors). */
+  describe: ReturnType<typeof apiErrors>['describe'];
+  /** Words a failed create or delete, permanent when the server refused the manifest. */
+  fail: ReturnType<typeof apiErrors>['fail'];
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url; // keep the configured string; the kubeconfig reports it
+  }
+}
+
+function createApi(cluster: K8sCluster, namespace: string, timeoutMs: number): CoreV1Api {
+  const kc = buildKubeConfig(cluster, namespace);
+  const target = kc.getCurrentCluster()!;
+  if (target.server.startsWith('http:') && !target.skipTLSVerify) {
+    throw new Error(`cluster '${cluster.name}': a caCert cannot verify the plain http:// API server URL ${target.server}; use https://`);
+  }
+  const transport = transportFor(kc, timeoutMs);
+  // Reported on the first call that needs it, not as an unhandled rejection.
+  transport.catch(() => undefined);
+  const httpApi = wrapHttpLibrary({ send: async (req) => send(await transport, req, timeoutMs) });
+  return new CoreV1Api(createConfiguration({ baseServer: new ServerConfiguration(target.server, {}), httpApi, authMethods: {} }));
+}
+
+/** A cluster document that cannot connect (bad key, http with a CA) fails on first use, not here. */
+export function connect(cluster: K8sCluster, namespace: string, timeoutMs: number): K8sConnection {
+  const secrets = clusterSecretValues(cluster);
+  /** Messages leave the adapter without any credential in them, whatever produced them. */
+  const scrub = (msg: string) => secrets.reduce((m, s) => m.split(s).join('***'), msg);
+  let api: CoreV1Api | undefined;
+  let setupError: Error | undefined;
+  try {
+    api = createApi(cluster, namespace, timeoutMs);
+  } catch (e) {
+    setupError = new Error(scrub((e as Error).message));
+  }
+  const client = (): CoreV1Api => {
+    if (!api) throw ApplicationFailure.nonRetryable(setupError?.message ?? 'no client', INVALID_CLUSTER);
+    return api;
+  };
+  return { client, ...apiErrors(hostOf(cluster.url), scrub) };
+}

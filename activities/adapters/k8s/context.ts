@@ -1,0 +1,41 @@
+// What every piece of a driver's manifests reads, worked out once from the spec and the cluster.
+import type { DriverSpec } from '../../../domain/driver';
+import { artifactUris, mainResource, type ArtifactUris, type MainResource } from './artifacts';
+import { k8sNames, specLabels, type K8sNames } from './names';
+import type { K8sCluster, K8sStorage, ManifestOptions } from './options';
+
+export interface ManifestContext {
+  spec: DriverSpec;
+  cluster: K8sCluster;
+  /** The Spark image of driver and executors. */
+  image: string;
+  namespace: string;
+  names: K8sNames;
+  /** The cluster's storage artifacts come from (sparkStorage), if it has one. */
+  storage?: K8sStorage;
+  /** The storage has keys: a secret holds them and driver and executors read them from it. */
+  hasKeys: boolean;
+  /** Label key → value of the spec's ids (jobId, groupId, scheduleId). */
+  idLabels: Record<string, string>;
+  artifacts: ArtifactUris;
+  main: MainResource;
+}
+
+/** Throws a non-retryable InvalidSpec failure for artifacts outside the store or no main resource. */
+export function manifestContext(spec: DriverSpec, opts: ManifestOptions): ManifestContext {
+  const { cluster, config } = opts;
+  const storage = cluster.storages?.[cluster.sparkStorage ?? 's3'];
+  const artifacts = artifactUris(spec, cluster, config.ARTIFACT_DIR);
+  return {
+    spec,
+    cluster,
+    image: config.K8S_SPARK_IMAGE,
+    namespace: config.K8S_NAMESPACE,
+    names: k8sNames(spec.driverId),
+    storage,
+    hasKeys: !!(storage?.accessKey || storage?.secretKey),
+    idLabels: specLabels(spec.labels),
+    artifacts,
+    main: mainResource(spec, artifacts, opts.runnerPath),
+  };
+}

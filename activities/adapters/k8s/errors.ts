@@ -1,0 +1,65 @@
+// Errors of the k8s adapter: a spec or cluster that cannot work fails permanently (non-retryable
+// ApplicationFailure); a failed API call is a K8sApiError, retried, worded without request details
+// or credentials.
+import { ApiException } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../../../domain/driver';
+
+/** ApplicationFailure type of a cluster document the adapter cannot connect with. */
+export const INVALID_CLUSTER = 'InvalidClusterConfig';
+
+/** A permanent problem with what we were asked to launch: retrying will not help. */
+export const invalidSpec = (message: string) => ApplicationFailure.nonRetryable(message, FailureType.INVALID_SPEC);
+
+/** A failed API call, described without request details or credentials. Retryable. */
+export class K8sApiError extends Error {
+  override readonly name = 'K8sApiError';
+  constructor(
+    message: string,
+    /** HTTP status; undefined when the server did not answer. */
+    readonly code?: number,
+    /** Kubernetes Status reason (NotFound, AlreadyExists, Invalid, Forbidden, ...). */
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
+
+export const codeOf = (e: unknown) => (e instanceof ApiException ? (e.code as number) : undefined);
+export const isNotFound = (e: unknown) => codeOf(e) === 404;
+
+function statusBody(e: ApiException<unknown>): { reason?: string; message?: string } {
+  const b = e.body;
+  const text = typeof b === 'string' ? b : Buffer.isBuffer(b) ? b.toString('utf8') : b && typeof b === 'object' ? JSON.stringify(b) : '';
+  try {
+    const s = JSON.parse(text) as { kind?: string; reason?: string; message?: string };
+    return s && typeof s === 'object' ? { reason: s.reason, message: s.message } : {};
+  } catch {
+    return { message: text.slice(0, 300) || undefined };
+  }
+}
+
+/**
+ * How the adapter words a failed call to the API server at `host`: `describe` for reads (the caller
+ * decides), `fail` for creates and deletes (a refused manifest is permanent, the rest is retried).
+ * `scrub` takes every credential out of the message.
+ */
+export function apiErrors(host: string, scrub: (msg: string) => string) {
+  const describe = (e: unknown, what: string): K8sApiError => {
+    if (e instanceof ApiException) {
+      const s = statusBody(e);
+      const reason = s.reason ?? (e.code === 401 ? 'Unauthorized' : undefined);
+      return new K8sApiError(scrub(`Kubernetes API (${host}) ${what}: HTTP ${e.code}${reason ? ` ${reason}` : ''}${s.message ? `: ${s.message}` : ''}`), e.code, reason);
+    }
+    if (e instanceof ApplicationFailure) return new K8sApiError(scrub(e.message));
+    const err = e as NodeJS.ErrnoException;
+    const detail = err?.code && !String(err.message).includes(err.code) ? `${err.code} ${err.message}` : String(err?.message ?? e);
+    return new K8sApiError(scrub(`Kubernetes API server ${host} unreachable while trying to ${what}: ${detail}`));
+  };
+  const fail = (e: unknown, what: string): Error => {
+    if (e instanceof ApplicationFailure) return e;
+    const d = describe(e, what);
+    return d.code === 422 || d.code === 400 ? ApplicationFailure.nonRetryable(d.message, FailureType.INVALID_SPEC) : d;
+  };
+  return { describe, fail };
+}

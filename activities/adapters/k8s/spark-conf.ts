@@ -1,0 +1,90 @@
+// The Spark properties of a k8s driver, as a list of small parts, one concern each. Later parts win:
+// our defaults < the cluster's defaults < memory settings < the job's jobConfig < what the pod,
+// service and secret depend on (changing those would break the driver).
+import { memorySparkConf } from '../../../domain/memory';
+import type { ManifestContext } from './context';
+import { BIND_ADDRESS_ENV, Labels, Ports, STORAGE_ENV } from './names';
+
+export type SparkConf = Record<string, string>;
+export type ConfPart = (c: ManifestContext) => SparkConf;
+
+/** Parses defaultApplicationConfig leniently: `k=v` (or spark-defaults' `k v`) entries split by `;` or lines. */
+export function parseDefaultConf(s: string | undefined): SparkConf {
+  const out: SparkConf = {};
+  for (const raw of (s ?? '').split(/[;\n]/)) {
+    const entry = raw.trim();
+    if (!entry || entry.startsWith('#')) continue;
+    const m = /^([^=\s]+)\s*(?:=|\s)\s*(.*)$/.exec(entry);
+    if (m) out[m[1]] = m[2].trim();
+  }
+  return out;
+}
+
+export const imageConf: ConfPart = (c) => ({
+  'spark.kubernetes.container.image': c.image,
+  // The image's home may not be writable; --packages resolves into the ivy directory.
+  'spark.jars.ivy': '/tmp/.ivy2',
+});
+
+export const storageConf: ConfPart = ({ storage }) => {
+  const conf: SparkConf = {};
+  if (storage?.endpoint) {
+    conf['spark.hadoop.fs.s3a.endpoint'] = storage.endpoint;
+    // S3-compatible stores behind a custom endpoint (MinIO, Ceph) rarely serve virtual-host buckets.
+    conf['spark.hadoop.fs.s3a.path.style.access'] = 'true';
+  }
+  if (storage?.region) conf['spark.hadoop.fs.s3a.endpoint.region'] = storage.region;
+  return conf;
+};
+
+export const clusterDefaultConf: ConfPart = (c) => parseDefaultConf(c.cluster.defaultApplicationConfig);
+export const memoryConf: ConfPart = (c) => memorySparkConf(c.spec.spark.memorySettings);
+export const jobConf: ConfPart = (c) => c.spec.spark.jobConfig;
+
+/** How executors reach the driver: its service's DNS name and fixed ports; it binds to the pod IP. */
+export const driverConf: ConfPart = ({ names, namespace }) => ({
+  'spark.app.id': names.appId,
+  'spark.driver.host': `${names.service}.${namespace}.svc`,
+  'spark.driver.bindAddress': `$(${BIND_ADDRESS_ENV})`,
+  'spark.driver.port': String(Ports.DRIVER),
+  'spark.driver.blockManager.port': String(Ports.BLOCK_MANAGER),
+});
+
+/** Where the executors go and what they are called. */
+export const executorPodConf: ConfPart = ({ names, namespace }) => ({
+  'spark.kubernetes.namespace': namespace,
+  'spark.kubernetes.driver.pod.name': names.pod,
+  'spark.kubernetes.executor.podNamePrefix': names.base,
+});
+
+/** Executors carry the driver's labels, so they can be found (logs) and deleted (remove). */
+export const executorLabelConf: ConfPart = ({ names, idLabels }) => ({
+  [`spark.kubernetes.executor.label.${Labels.DRIVER_ID}`]: names.base,
+  ...Object.fromEntries(Object.entries(idLabels).map(([k, v]) => [`spark.kubernetes.executor.label.${k}`, v])),
+});
+
+/** Executors read the storage keys from the driver's secret, never from a property. */
+export const executorSecretConf: ConfPart = ({ names, hasKeys }) =>
+  hasKeys
+    ? {
+        [`spark.kubernetes.executor.secretKeyRef.${STORAGE_ENV.ACCESS_KEY}`]: `${names.secret}:${STORAGE_ENV.ACCESS_KEY}`,
+        [`spark.kubernetes.executor.secretKeyRef.${STORAGE_ENV.SECRET_KEY}`]: `${names.secret}:${STORAGE_ENV.SECRET_KEY}`,
+      }
+    : {};
+
+/** In precedence order: a later part's value wins, the key keeps its first position. */
+export const CONF_PARTS: readonly ConfPart[] = [
+  imageConf,
+  storageConf,
+  clusterDefaultConf,
+  memoryConf,
+  jobConf,
+  driverConf,
+  executorPodConf,
+  executorLabelConf,
+  executorSecretConf,
+];
+
+// Spread, not Object.assign: a jobConfig key such as __proto__ stays a plain property.
+export const sparkConf = (c: ManifestContext, parts: readonly ConfPart[] = CONF_PARTS): SparkConf =>
+  parts.reduce<SparkConf>((conf, part) => ({ ...conf, ...part(c) }), {});

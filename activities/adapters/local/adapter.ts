@@ -1,0 +1,119 @@
+// The `local` cluster adapter: each driver is `spark-submit --master local[N]` on the worker's host,
+// detached into its own session so it outlives a worker crash or restart.
+//
+// Everything about a driver lives in its folder DRIVER_DIR/<driverId>, which is also the process's
+// working directory (so spark-warehouse and metastore_db stay per driver):
+//   command.json  what was run (argv, the environment it added, labels), for operators
+//   pid           written by the wrapper shell itself: its pid, which is also the process group id
+//   driver.log    stdout and stderr of the wrapper, spark-submit, the JVM and the Python driver
+//   exit          spark-submit's exit code, written by the wrapper after it ends (the worker may be gone)
+//   removed       marker written by remove()
+//   eventlog/     Spark's event log; its file name is the application id (local-…)
+//   appid         the application id once found, so later status calls need not look again
+// The folder's mkdir is the launch lock: whoever creates it starts the one process.
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { ClusterAdapter, DriverSpec, DriverStatus, LogRange } from '../../../domain/driver';
+import type { JobLogEntry } from '../../../domain/types';
+import { ROOT, type Config } from '../../../lib/config';
+import { redact } from '../../../lib/log';
+import { DRIVER_FILES, errCode, readIntFile, writeFileAtomic } from './driver-files';
+import { driverStatus } from './driver-status';
+import { readLineRange } from './logs';
+import { killDriver, spawnDriver, waitUntil } from './process';
+import { pythonFor } from './python-env';
+import { sparkSubmitArgs, usesPython } from './submit-args';
+
+export type LocalAdapterConfig = Pick<Config, 'SPARK_HOME' | 'PYTHON' | 'DRIVER_DIR' | 'STACK_DIR' | 'LOCAL_SPARK_THREADS'>;
+
+export interface LocalAdapterOptions {
+  /** The interactive runner's main file. Default: <repo>/runner/runner.py. */
+  runnerPath?: string;
+}
+
+const DRIVER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
+
+interface LocalContext {
+  config: LocalAdapterConfig;
+  runnerPath: string;
+}
+
+export function createLocalAdapter(config: LocalAdapterConfig, opts: LocalAdapterOptions = {}): ClusterAdapter {
+  const l: LocalContext = { config, runnerPath: opts.runnerPath ?? path.join(ROOT, 'runner', 'runner.py') };
+  return {
+    launch: (spec) => launch(l, spec),
+    // async: an invalid driverId rejects, as from the other methods, instead of throwing.
+    status: async (driverId) => driverStatus(driverDir(config, driverId)),
+    logs: (driverId, range) => logs(l, driverId, range),
+    remove: (driverId) => remove(l, driverId),
+  };
+}
+
+function driverDir(config: LocalAdapterConfig, driverId: string): string {
+  // The id becomes a folder name: nothing that could climb out of DRIVER_DIR.
+  if (!DRIVER_ID.test(driverId)) throw new Error(`invalid driverId ${JSON.stringify(driverId)}`);
+  return path.join(config.DRIVER_DIR, driverId);
+}
+
+async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> {
+  const { config } = l;
+  const dir = driverDir(config, spec.driverId);
+  if (existsSync(dir)) return driverStatus(dir);
+  // Validation and the Python environment come before the lock, so an invalid spec or a pip
+  // failure leaves no folder behind and a corrected retry is not mistaken for a launched driver.
+  const argv = sparkSubmitArgs(spec, config, l.runnerPath);
+  const python = usesPython(spec) ? await pythonFor(config, spec.spark.pyRequirements) : config.PYTHON;
+
+  await fs.mkdir(config.DRIVER_DIR, { recursive: true });
+  try {
+    await fs.mkdir(dir);
+  } catch (e) {
+    if (errCode(e) === 'EEXIST') return driverStatus(dir);
+    throw e;
+  }
+  await fs.mkdir(path.join(dir, DRIVER_FILES.eventLog));
+  const addedEnv: Record<string, string> = {
+    SPARK_HOME: config.SPARK_HOME,
+    PYSPARK_PYTHON: python,
+    PYSPARK_DRIVER_PYTHON: python,
+    ...spec.env,
+  };
+  await writeFileAtomic(
+    path.join(dir, DRIVER_FILES.command),
+    JSON.stringify({ driverId: spec.driverId, role: spec.role, argv, env: redact(addedEnv), labels: spec.labels, launchedAt: Date.now() }, null, 2),
+  );
+  const logFile = path.join(dir, DRIVER_FILES.log);
+  const spawnError = await spawnDriver(dir, argv, { ...process.env, ...addedEnv }, logFile);
+  if (spawnError) {
+    // Recorded like a failed run, so status() reports it and a retry does not wait forever.
+    await fs.appendFile(logFile, `failed to start the driver: ${spawnError.message}\n`);
+    await writeFileAtomic(path.join(dir, DRIVER_FILES.exit), '127\n');
+  }
+  // The wrapper writes its pid within milliseconds; waiting for it lets the caller see RUNNING.
+  await waitUntil(() => existsSync(path.join(dir, DRIVER_FILES.pid)) || existsSync(path.join(dir, DRIVER_FILES.exit)), 2_000);
+  return driverStatus(dir);
+}
+
+async function logs(l: LocalContext, driverId: string, range: LogRange): Promise<JobLogEntry[]> {
+  const dir = driverDir(l.config, driverId);
+  if (!existsSync(dir)) return [];
+  const fileName = path.join(dir, DRIVER_FILES.log);
+  const from = Math.max(0, Math.floor(range.from));
+  const [s, log] = await Promise.all([driverStatus(dir), readLineRange(fileName, from, Math.max(0, Math.floor(range.size)))]);
+  return [{ name: driverId, type: 'process', role: 'driver', state: s.phase, from, logSize: log.length, fileName, log }];
+}
+
+async function remove(l: LocalContext, driverId: string): Promise<void> {
+  const dir = driverDir(l.config, driverId);
+  if (!existsSync(dir)) return;
+  // The marker goes first: a status call during the kill must read 'removed', not 'killed?'.
+  if (!existsSync(path.join(dir, DRIVER_FILES.removed))) await writeFileAtomic(path.join(dir, DRIVER_FILES.removed), `${new Date().toISOString()}\n`);
+  let pid = await readIntFile(path.join(dir, DRIVER_FILES.pid));
+  if (!pid && !existsSync(path.join(dir, DRIVER_FILES.exit))) {
+    // A launch between mkdir and the wrapper's first line: give it the moment it needs to write its pid.
+    await waitUntil(() => existsSync(path.join(dir, DRIVER_FILES.pid)), 2_000);
+    pid = await readIntFile(path.join(dir, DRIVER_FILES.pid));
+  }
+  if (pid) await killDriver(pid.value, dir);
+}

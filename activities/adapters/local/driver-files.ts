@@ -1,0 +1,62 @@
+// The files of a local driver's folder, DRIVER_DIR/<driverId> (see adapter.ts), read and written so
+// that concurrent readers never see half a file.
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+export const DRIVER_FILES = {
+  command: 'command.json',
+  pid: 'pid',
+  exit: 'exit',
+  log: 'driver.log',
+  removed: 'removed',
+  eventLog: 'eventlog',
+  appId: 'appid',
+} as const;
+
+/** How far into driver.log the application id is looked for (Spark logs it while starting). */
+const APP_ID_SCAN_BYTES = 1 << 20;
+// Also found inside names like eventlog_v2_local-…, where \b would not match.
+const APP_ID = /(?<![A-Za-z0-9])local-\d{10,}/;
+
+export async function findAppId(dir: string): Promise<string | undefined> {
+  const cache = path.join(dir, DRIVER_FILES.appId);
+  const cached = await fs.readFile(cache, 'utf8').then((s) => s.trim(), () => '');
+  if (cached) return cached;
+  const fromEventLog = (await fs.readdir(path.join(dir, DRIVER_FILES.eventLog)).catch(() => [] as string[])).map((f) => APP_ID.exec(f)?.[0]).find(Boolean);
+  const appId = fromEventLog ?? (await scanHead(path.join(dir, DRIVER_FILES.log), APP_ID_SCAN_BYTES, APP_ID));
+  if (appId) await writeFileAtomic(cache, appId + '\n').catch(() => undefined);
+  return appId;
+}
+
+async function scanHead(file: string, bytes: number, re: RegExp): Promise<string | undefined> {
+  const fh = await fs.open(file, 'r').catch(() => undefined);
+  if (!fh) return undefined;
+  try {
+    const buf = Buffer.alloc(Math.min(bytes, (await fh.stat()).size));
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return re.exec(buf.subarray(0, bytesRead).toString('utf8'))?.[0];
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function readIntFile(file: string): Promise<{ value: number; mtimeMs: number } | undefined> {
+  try {
+    const [text, st] = await Promise.all([fs.readFile(file, 'utf8'), fs.stat(file)]);
+    const value = Number.parseInt(text.trim(), 10);
+    return Number.isFinite(value) ? { value, mtimeMs: st.mtimeMs } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function writeFileAtomic(file: string, content: string): Promise<void> {
+  const tmp = `${file}.${randomUUID().slice(0, 8)}.tmp`;
+  await fs.writeFile(tmp, content);
+  await fs.rename(tmp, file);
+}
+
+export const statOrUndefined = (p: string) => fs.stat(p).catch(() => undefined);
+
+export const errCode = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | undefined)?.code;

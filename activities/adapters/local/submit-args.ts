@@ -1,0 +1,87 @@
+// The spark-submit command line of a local driver: `--master local[N]`, the job's conf and artifacts.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { InvalidSpecError, type DriverSpec } from '../../../domain/driver';
+import { memorySparkConf } from '../../../domain/memory';
+import type { Config } from '../../../lib/config';
+import { DRIVER_FILES } from './driver-files';
+
+export type SubmitConfig = Pick<Config, 'SPARK_HOME' | 'DRIVER_DIR' | 'LOCAL_SPARK_THREADS'>;
+
+/** Whether the driver runs Python (and so needs an interpreter with its requirements). */
+export const usesPython = (spec: DriverSpec): boolean => spec.role === 'runner' || spec.spark.language === 'PYTHON';
+
+export interface LocalMainResource {
+  /** What spark-submit runs: the runner, the first jar, or the main python file. */
+  main: string;
+  mainClass?: string;
+  extraJars: string[];
+  extraPyFiles: string[];
+}
+
+/** The main file of a PYTHON application: the pyFile named by jobClass (with or without .py). */
+function pythonMain(jobClass: string | undefined, pyFiles: string[]): string {
+  if (!jobClass) throw new InvalidSpecError('PYTHON job has no jobClass (the name of its main file among pyFiles)');
+  const found = pyFiles.find((f) => path.basename(f, '.py') === jobClass) ?? pyFiles.find((f) => path.basename(f) === jobClass);
+  if (found) return found;
+  if (path.isAbsolute(jobClass) && jobClass.endsWith('.py') && existsSync(jobClass)) return jobClass;
+  throw new InvalidSpecError(
+    `PYTHON job's main file ${jobClass} is not among its pyFiles${pyFiles.length ? ` (${pyFiles.map((f) => path.basename(f)).join(', ')})` : ' (none uploaded)'}`,
+  );
+}
+
+/**
+ * What spark-submit runs and what goes beside it. Throws InvalidSpecError for relative artifact
+ * paths and for a spec without a main resource that exists.
+ */
+export function localMainResource(spec: DriverSpec, runnerPath: string): LocalMainResource {
+  const s = spec.spark;
+  const { jars, files, pyFiles } = s.artifacts;
+  for (const p of [...jars, ...files, ...pyFiles]) {
+    if (!path.isAbsolute(p)) throw new InvalidSpecError(`artifact path ${p} is not absolute`);
+  }
+  let r: LocalMainResource;
+  if (spec.role === 'runner') {
+    r = { main: runnerPath, extraJars: jars, extraPyFiles: pyFiles };
+  } else if (s.language === 'SCALA') {
+    if (!s.jobClass) throw new InvalidSpecError('SCALA job has no jobClass (the main class to run)');
+    if (jars.length === 0) throw new InvalidSpecError(`SCALA job has no jar to find its main class ${s.jobClass} in`);
+    r = { main: jars[0], mainClass: s.jobClass, extraJars: jars.slice(1), extraPyFiles: pyFiles };
+  } else {
+    const main = pythonMain(s.jobClass, pyFiles);
+    r = { main, extraJars: jars, extraPyFiles: pyFiles.filter((f) => f !== main) };
+  }
+  if (!existsSync(r.main)) throw new InvalidSpecError(`main resource ${r.main} does not exist`);
+  return r;
+}
+
+/** The driver's Spark properties: its event log (which names the application id), memory settings, jobConfig. */
+export function localSparkConf(spec: DriverSpec, config: Pick<SubmitConfig, 'DRIVER_DIR'>): Record<string, string> {
+  return {
+    // The event log's file name is the application id, which Spark logs nowhere else in local mode.
+    'spark.eventLog.enabled': 'true',
+    'spark.eventLog.dir': pathToFileURL(path.join(path.resolve(config.DRIVER_DIR), spec.driverId, DRIVER_FILES.eventLog)).href,
+    ...memorySparkConf(spec.spark.memorySettings),
+    ...spec.spark.jobConfig,
+  };
+}
+
+/**
+ * The spark-submit command line of a driver. Throws an InvalidSpecError naming what is missing when
+ * the spec has no runnable main resource (the caller makes that a non-retryable failure).
+ */
+export function sparkSubmitArgs(spec: DriverSpec, config: SubmitConfig, runnerPath: string): string[] {
+  const s = spec.spark;
+  const { main, mainClass, extraJars, extraPyFiles } = localMainResource(spec, runnerPath);
+  const conf = localSparkConf(spec, config);
+  const args = ['--master', `local[${config.LOCAL_SPARK_THREADS}]`, '--name', s.name || spec.driverId];
+  if (mainClass) args.push('--class', mainClass);
+  for (const [k, v] of Object.entries(conf)) args.push('--conf', `${k}=${v}`);
+  if (conf['spark.driver.memory']) args.push('--driver-memory', conf['spark.driver.memory']);
+  if (s.packages.length) args.push('--packages', s.packages.join(','));
+  if (extraJars.length) args.push('--jars', extraJars.join(','));
+  if (s.artifacts.files.length) args.push('--files', s.artifacts.files.join(','));
+  if (extraPyFiles.length) args.push('--py-files', extraPyFiles.join(','));
+  return [path.join(config.SPARK_HOME, 'bin', 'spark-submit'), ...args, main, ...s.args];
+}
