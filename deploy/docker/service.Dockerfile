@@ -50,8 +50,9 @@ COPY deploy/docker/healthcheck.mjs ./healthcheck.mjs
 # The local adapter starts <dist>/runner/runner.py; the driver image has the runner already.
 RUN set -eux; ln -s /opt/spark-orchestrator/runner dist/runner; \
     mkdir -p /var/lib/spark-orchestrator; chown 185:185 /var/lib/spark-orchestrator
+# HOME: the spark user's is /nonexistent, and spark-submit --packages resolves into ~/.ivy2.
 ENV NODE_ENV=production LOG_FORMAT=json STACK_DIR=/var/lib/spark-orchestrator \
-    SPARK_HOME=/opt/spark PYTHON=/usr/bin/python3
+    SPARK_HOME=/opt/spark PYTHON=/usr/bin/python3 HOME=/tmp
 VOLUME /var/lib/spark-orchestrator
 USER 185:185
 EXPOSE 9888

@@ -4,7 +4,8 @@
 // name and label rules the API server enforces, and the ServiceMonitor by hand (no schema ships for it).
 // Then what the manifests mean: RBAC equal to the calls the k8s adapter makes, probes, wiring, settings.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
@@ -46,8 +47,8 @@ function python(args: string[], input?: string): string {
   return execFileSync(PYTHON, args, { input, env: { ...process.env, PYTHONPATH: HELM_SDK }, encoding: 'utf8', maxBuffer: 64 << 20 });
 }
 
-function render(values: Record<string, unknown>, release = RELEASE, namespace = NAMESPACE): Rendered {
-  return JSON.parse(python([path.join(ROOT, 'deploy/helm/render.py'), 'chart', CHART, release, namespace], JSON.stringify(values)));
+function render(values: Record<string, unknown>, release = RELEASE, namespace = NAMESPACE, chart = CHART): Rendered {
+  return JSON.parse(python([path.join(ROOT, 'deploy/helm/render.py'), 'chart', chart, release, namespace], JSON.stringify(values)));
 }
 
 function objects(values: Record<string, unknown>, release = RELEASE): KObject[] {
@@ -207,7 +208,8 @@ const EVERYTHING = merge(REQUIRED, {
   networkPolicy: { drivers: { enabled: true } },
   serviceAccount: { createTokenSecret: true },
   rbac: { extraSubjects: [{ kind: 'User', name: 'spark-orchestrator', apiGroup: 'rbac.authorization.k8s.io' }] },
-  config: { extraEnv: { LOCAL_SPARK_THREADS: 4 } },
+  // Seven digits: Helm reads numbers as floats and would print 3.6e+06 without a conversion.
+  config: { extraEnv: { LOCAL_SPARK_THREADS: 4 }, groupIdlePauseMs: 3600000, logsMaxLines: 1000000 },
   api: { replicas: 3, nodeSelector: { pool: 'api' } },
   worker: { replicas: 5, image: { repository: 'registry.example.com/spark-orchestrator-spark' } },
 });
@@ -292,8 +294,32 @@ describe('configuration', () => {
     expect(config.TEMPORAL_ADDRESS).toBe('temporal-frontend.temporal.svc:7233');
     expect(config.ARTIFACT_DIR).toBe('/var/lib/spark-orchestrator/artifacts');
     expect(config.LOCAL_SPARK_THREADS).toBe(4);
+    expect(config.GROUP_IDLE_PAUSE_MS).toBe(3_600_000);
+    expect(config.LOGS_MAX_LINES).toBe(1_000_000);
     expect(env.LOG_FORMAT).toBe('json');
     expect(loadConfig(envOf(defaults.manifests.map((m) => m.object))).K8S_NAMESPACE).toBe(NAMESPACE);
+  });
+
+  it('writes large numbers from a values file as integers (Helm reads YAML numbers as floats)', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'chart-'));
+    try {
+      const chart = path.join(dir, 'spark-orchestrator');
+      cpSync(CHART, chart, { recursive: true });
+      const values = readFileSync(path.join(chart, 'values.yaml'), 'utf8');
+      const bigger = values
+        .replace(/^( {2}groupIdlePauseMs:) \d+$/m, '$1 3600000')
+        .replace(/^( {2}logsMaxLines:) \d+$/m, '$1 1000000')
+        .replace(/^( {2}extraEnv:) \{\}$/m, '$1 {BIG: 2000000, RATIO: 0.5, NAME: x}');
+      expect(bigger).not.toBe(values);
+      writeFileSync(path.join(chart, 'values.yaml'), bigger);
+      const r = render(REQUIRED, RELEASE, NAMESPACE, chart);
+      expect(r.error).toBeUndefined();
+      const env = envOf(r.manifests.map((m) => m.object));
+      expect([env.GROUP_IDLE_PAUSE_MS, env.LOGS_MAX_LINES, env.BIG, env.RATIO, env.NAME]).toEqual(['3600000', '1000000', '2000000', '0.5', 'x']);
+      expect(loadConfig(env).GROUP_IDLE_PAUSE_MS).toBe(3_600_000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('sets only variables the service reads, and values.yaml documents every setting of lib/config.ts', () => {
