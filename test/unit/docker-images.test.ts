@@ -2,7 +2,10 @@
 // (stages, FROM, COPY, USER), every COPY source must exist in the repository and survive the Dockerfile's
 // own ignore file, and temporal-dev.yml (read by Helm's YAML reader, as the chart test does) must build
 // from those Dockerfiles, with restart policies and health checks.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -297,5 +300,40 @@ describe('temporal-dev.yml', () => {
       }
     }
     expect(services.api.depends_on).toMatchObject({ temporal: { condition: 'service_healthy' }, mongo: { condition: 'service_healthy' } });
+  });
+});
+
+describe('healthcheck.mjs', () => {
+  const check = async (mode: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> => {
+    try {
+      await promisify(execFile)(process.execPath, [path.join(DOCKER, 'healthcheck.mjs'), mode], { env: { ...process.env, ...env }, timeout: 10_000 });
+      return { code: 0, stderr: '' };
+    } catch (e) {
+      const err = e as { code?: number; stderr?: string };
+      return { code: err.code ?? -1, stderr: err.stderr ?? '' };
+    }
+  };
+
+  it('api: healthy on 200 from /api/v1/health, unhealthy on 503 or nothing listening; worker: Temporal port reachable', async () => {
+    let status = 200;
+    const server = http.createServer((req, res) => {
+      res.statusCode = req.url === '/api/v1/health' ? status : 404;
+      res.end('{"status":"DEGRADED"}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = String((server.address() as AddressInfo).port);
+    try {
+      expect(await check('api', { API_PORT: port })).toEqual({ code: 0, stderr: '' });
+      expect(await check('worker', { TEMPORAL_ADDRESS: `127.0.0.1:${port}` })).toEqual({ code: 0, stderr: '' });
+      status = 503;
+      const degraded = await check('api', { API_PORT: port });
+      expect(degraded.code).toBe(1);
+      expect(degraded.stderr).toContain('health answered 503');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect((await check('api', { API_PORT: port })).code).toBe(1);
+    expect((await check('worker', { TEMPORAL_ADDRESS: `127.0.0.1:${port}` })).code).toBe(1);
+    expect((await check('nonsense', {})).code).toBe(2);
   });
 });
