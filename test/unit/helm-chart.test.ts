@@ -443,6 +443,12 @@ describe('RBAC', () => {
     }
   });
 
+  it('with rbac.create=false, renders no roles or bindings but still the drivers\' service account', () => {
+    const objs = objects(merge(REQUIRED, { rbac: { create: false } }));
+    expect(objs.filter((o) => /Role/.test(o.kind))).toEqual([]);
+    one(objs, 'ServiceAccount', DRIVER_SA, NAMESPACE);
+  });
+
   it('offers a token Secret of the service account, off by default', () => {
     const token = one(everything, 'Secret', `${RELEASE}-spark-orchestrator-token`);
     expect(token.type).toBe('kubernetes.io/service-account-token');
