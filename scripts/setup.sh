@@ -39,4 +39,18 @@ fi
 if [ -z "${SECRET_KEY:-}" ] && [ ! -s "$STACK_DIR/secret.key" ]; then
   (umask 077; python3 -c 'import secrets; print(secrets.token_hex(32))' > "$STACK_DIR/secret.key")
 fi
+
+# Helm's chart engine, for test/unit/helm-chart.test.ts (render, lint, then validate every manifest):
+# Helm 4's Go SDK as a shared library in the helm-python-sdk wheel, since no helm binary comes from the
+# package registries. Kept apart from the venv (its own folder on PYTHONPATH), installed whole or not at all.
+HELM_SDK_VERSION=0.2.2
+HELM_SDK="$STACK_DIR/helm-sdk"
+if [ "$(cat "$HELM_SDK/.stamp" 2>/dev/null)" != "$HELM_SDK_VERSION" ]; then
+  echo "setup: installing helm-python-sdk $HELM_SDK_VERSION into $HELM_SDK (Helm's chart engine, ~75 MB)"
+  tmp="$(mktemp -d "$STACK_DIR/helm-sdk.tmp.XXXXXX")"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --no-deps --target "$tmp" "helm-python-sdk==$HELM_SDK_VERSION"
+  echo "$HELM_SDK_VERSION" > "$tmp/.stamp"
+  rm -rf "$HELM_SDK" && mv "$tmp" "$HELM_SDK"
+fi
+
 echo "setup: ready ($STACK_DIR)"

