@@ -30,6 +30,7 @@ import { memorySparkConf, stripUndefined } from '../../domain/memory';
 import type { JobLogEntry } from '../../domain/types';
 import type { Config } from '../../lib/config';
 import { logger } from '../../lib/log';
+import { imageRunnerJars } from './runner-jvm';
 import { DriverPhase, type ClusterAdapter, type DriverSpec, type DriverStatus, type LogRange } from './types';
 
 const log = logger('k8s-adapter');
@@ -252,6 +253,8 @@ export function buildDriverManifests(spec: DriverSpec, opts: Pick<K8sAdapterOpti
   let extraPyFiles = pyFiles;
   if (spec.role === 'runner') {
     primary = opts.runnerPath ?? DEFAULT_RUNNER_PATH;
+    // SCALA groups: the job interface and the runner's JVM classes, which the image holds beside runner.py.
+    if (s.language === 'SCALA') extraJars = [...imageRunnerJars(), ...jars];
   } else if (s.language === 'SCALA') {
     if (jars.length === 0) throw invalidSpec(`job '${s.name}' has no main jar: a SCALA application needs at least one jar`);
     primary = jars[0];

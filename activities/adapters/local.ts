@@ -22,6 +22,7 @@ import { memorySparkConf } from '../../domain/memory';
 import type { JobLogEntry } from '../../domain/types';
 import { ROOT, type Config } from '../../lib/config';
 import { redact } from '../../lib/log';
+import { localRunnerJars } from './runner-jvm';
 import { DriverPhase, InvalidSpecError, type ClusterAdapter, type DriverSpec, type DriverStatus, type LogRange } from './types';
 
 export type LocalAdapterConfig = Pick<Config, 'SPARK_HOME' | 'PYTHON' | 'DRIVER_DIR' | 'STACK_DIR' | 'LOCAL_SPARK_THREADS'>;
@@ -216,7 +217,7 @@ const usesPython = (spec: DriverSpec): boolean => spec.role === 'runner' || spec
  * The spark-submit command line of a driver. Throws an Error naming what is missing when the spec
  * has no runnable main resource (the caller makes that a non-retryable failure).
  */
-export function sparkSubmitArgs(spec: DriverSpec, config: Pick<LocalAdapterConfig, 'SPARK_HOME' | 'DRIVER_DIR' | 'LOCAL_SPARK_THREADS'>, runnerPath: string): string[] {
+export function sparkSubmitArgs(spec: DriverSpec, config: Pick<LocalAdapterConfig, 'SPARK_HOME' | 'DRIVER_DIR' | 'LOCAL_SPARK_THREADS' | 'STACK_DIR'>, runnerPath: string): string[] {
   const s = spec.spark;
   const { jars, files, pyFiles } = s.artifacts;
   for (const p of [...jars, ...files, ...pyFiles]) {
@@ -230,6 +231,8 @@ export function sparkSubmitArgs(spec: DriverSpec, config: Pick<LocalAdapterConfi
   if (spec.role === 'runner') {
     main = runnerPath;
     extraPyFiles = pyFiles;
+    // SCALA groups: the job interface and the runner's JVM classes, ahead of the group's jars.
+    if (s.language === 'SCALA') extraJars = [...localRunnerJars(config.STACK_DIR), ...jars];
   } else if (s.language === 'SCALA') {
     if (!s.jobClass) throw new InvalidSpecError('SCALA job has no jobClass (the main class to run)');
     if (jars.length === 0) throw new InvalidSpecError(`SCALA job has no jar to find its main class ${s.jobClass} in`);

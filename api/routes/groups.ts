@@ -127,7 +127,8 @@ export const groupRoutes = ({ store, temporal, config }: ApiDeps) => {
       if (g.kind !== GroupKind.CODE) throw conflict(`type: group '${g.name}' is of kind ${g.kind}; interactive_code_execute needs a CODE group`);
       if (body.code === undefined) throw conflict('code: interactive_code_execute needs the code to run');
     } else if (!body.jobClass) {
-      throw conflict('jobClass: interactive_job_execute needs the job class to run, as module.Class');
+      const form = g.language === Language.PYTHON ? 'module.Class' : 'the fully qualified name of a cloud.ilum.job.Job class';
+      throw conflict(`jobClass: interactive_job_execute needs the job class to run, as ${form}`);
     }
     return {
       jobInstanceId: randomUUID().replace(/-/g, ''),
@@ -156,10 +157,8 @@ export const groupRoutes = ({ store, temporal, config }: ApiDeps) => {
       handler: async ({ body, files }) => {
         try {
           checkUploads(files);
+          // SCALA by default (spec 4.2): JVM job classes and Scala code; PYTHON: Python ones.
           const language = (body.language as Language | undefined) ?? Language.SCALA;
-          if (language === Language.SCALA) {
-            throw conflict('language: SCALA groups need a JVM runner, which this service does not have yet; create the group with language PYTHON');
-          }
           const scale = scaleOf(body.scale, 1)!;
           const autoPause = parseBoolField('autoPause', body.autoPause) ?? false;
           const draft = sparkSpecOf(body.name, body, { jars: [], files: [], pyFiles: [] });
