@@ -77,7 +77,9 @@ class ScalaCodeScope:
     def __init__(self, spark: SparkSession) -> None:
         class_dir = spark.sparkContext.getConf().get(REPL_CLASS_DIR_CONF)
         if not class_dir:
-            raise JvmSetupError(f"{REPL_CLASS_DIR_CONF} is not set: executors could not load the interpreter's classes")
+            raise JvmSetupError(
+                f"{REPL_CLASS_DIR_CONF} is not set: executors could not load the interpreter's classes"
+            )
         self._repl = helper_class(spark, "ScalaRepl")(spark._jsparkSession, class_dir)
 
     def run(self, code: str) -> str | None:

@@ -1,6 +1,7 @@
 """Start-up, the Temporal worker and shutdown of a runner process.
 
-Lifecycle: read config -> build the SparkSession -> extend sys.path -> connect to Temporal (retrying
+Lifecycle: read config -> build the SparkSession -> extend sys.path -> build the executor (a SCALA
+CODE group's interpreter starts here) -> connect to Temporal (retrying
 up to RUNNER_CONNECT_TIMEOUT_SECONDS) -> poll RUNNER_TASK_QUEUE -> signal instanceReady once the
 server sees the poll -> serve executions one at a time -> on SIGTERM/SIGINT (or when the parent
 spark-submit JVM dies) stop polling, give a running execution GRACEFUL_SHUTDOWN to finish, stop Spark.

@@ -38,7 +38,8 @@ JAVA_JOBS = {
     "Types": """
         // Every config value with its JVM class, keys sorted: what a job sees of the JSON it was given.
         public Option<String> run(SparkSession spark, Map<String, Object> config) {
-            java.util.List<String> keys = new java.util.ArrayList<>(scala.collection.JavaConverters.setAsJavaSet(config.keySet()));
+            java.util.List<String> keys =
+                new java.util.ArrayList<>(scala.collection.JavaConverters.setAsJavaSet(config.keySet()));
             java.util.Collections.sort(keys);
             StringBuilder out = new StringBuilder();
             for (String key : keys) {
@@ -70,9 +71,15 @@ def compile_java_jobs(directory: Path) -> Path:
     """testjobs.<Name> for each of JAVA_JOBS, plus testjobs.NotAJob, in one jar."""
     sources = directory / "src" / "testjobs"
     sources.mkdir(parents=True)
-    header = "package testjobs;\nimport org.apache.spark.sql.SparkSession;\nimport scala.Option;\nimport scala.collection.immutable.Map;\n"
+    header = (
+        "package testjobs;\n"
+        "import org.apache.spark.sql.SparkSession;\n"
+        "import scala.Option;\n"
+        "import scala.collection.immutable.Map;\n"
+    )
     for name, body in JAVA_JOBS.items():
-        (sources / f"{name}.java").write_text(f"{header}public class {name} implements cloud.ilum.job.Job {{{body}\n}}\n")
+        source = f"{header}public class {name} implements cloud.ilum.job.Job {{{body}\n}}\n"
+        (sources / f"{name}.java").write_text(source)
     (sources / "NotAJob.java").write_text("package testjobs;\npublic class NotAJob {}\n")
     classes = directory / "classes"
     spark_jars = Path(pyspark.__file__).parent / "jars"

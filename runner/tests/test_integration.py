@@ -356,7 +356,12 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
         ),
         # A SCALA driver launched without the runner's jar (the service adds it with --jars).
         "scala-no-jar": spark_submit(
-            "scala-no-jar", "JOB", address, jobs, directory / "runner-scala-no-jar.log", {"RUNNER_LANGUAGE": "SCALA"}
+            "scala-no-jar",
+            "JOB",
+            address,
+            jobs,
+            directory / "runner-scala-no-jar.log",
+            {"RUNNER_LANGUAGE": "SCALA"},
         ),
     }
     loop = Loop()

@@ -19,7 +19,13 @@ from conftest import needs_jvm
 
 def run_job(executor: Executor, job_class: str, config: dict[str, Any] | None = None) -> ExecutionResult:
     return executor.execute(
-        {"jobInstanceId": "ji-1", "groupId": "g-1", "type": JOB_EXECUTE, "jobClass": job_class, "jobConfig": config or {}}
+        {
+            "jobInstanceId": "ji-1",
+            "groupId": "g-1",
+            "type": JOB_EXECUTE,
+            "jobClass": job_class,
+            "jobConfig": config or {},
+        }
     )
 
 
@@ -42,7 +48,8 @@ class TestOutcome:
 
     def test_error_raises_with_message_and_trace(self) -> None:
         with pytest.raises(JvmUserError) as raised:
-            outcome(json.dumps({"error": {"message": "java.lang.X: y", "stackTrace": "java.lang.X: y\n\tat a.B.c(B.java:1)"}}))
+            error = {"message": "java.lang.X: y", "stackTrace": "java.lang.X: y\n\tat a.B.c(B.java:1)"}
+            outcome(json.dumps({"error": error}))
         assert raised.value.message == "java.lang.X: y"
         assert raised.value.stack_trace.endswith("(B.java:1)")
 
@@ -113,7 +120,9 @@ class TestJvmJobClasses:
     def test_a_class_that_is_not_a_job(self, jobs: Executor) -> None:
         error = error_of(run_job(jobs, "testjobs.NotAJob"))
 
-        assert error["message"] == "java.lang.IllegalArgumentException: testjobs.NotAJob does not implement cloud.ilum.job.Job"
+        assert error["message"] == (
+            "java.lang.IllegalArgumentException: testjobs.NotAJob does not implement cloud.ilum.job.Job"
+        )
 
     def test_code_is_refused_by_a_job_group(self, jobs: Executor) -> None:
         assert "not supported by a JOB group" in error_of(run_code(jobs, "1 + 1"))["message"]
@@ -164,7 +173,8 @@ class TestScalaCode:
         assert error["message"] == "error: incomplete input: the code ends inside a statement"
 
     def test_runtime_exception(self, scala: Executor) -> None:
-        error = error_of(run_code(scala, 'def fail(): Int = throw new IllegalArgumentException("bad input")\nfail()'))
+        code = 'def fail(): Int = throw new IllegalArgumentException("bad input")\nfail()'
+        error = error_of(run_code(scala, code))
 
         assert error["message"] == "java.lang.IllegalArgumentException: bad input"
         assert error["stackTrace"].startswith("java.lang.IllegalArgumentException: bad input\n")

@@ -34,7 +34,8 @@ class JobRunner(spark: SparkSession) {
       catch {
         // A Scala `object` has no public constructor: use its single instance.
         case _: NoSuchMethodException | _: IllegalAccessException =>
-          moduleOf(cls).getOrElse(throw new IllegalArgumentException(s"$className has no public constructor without arguments"))
+          moduleOf(cls).getOrElse(
+            throw new IllegalArgumentException(s"$className has no public constructor without arguments"))
       }
     instance match {
       case job: Job => job
@@ -46,7 +47,8 @@ class JobRunner(spark: SparkSession) {
     try Class.forName(name, true, loader)
     catch {
       // The loader's own frames say nothing to the user: the name and where it was looked for do.
-      case _: ClassNotFoundException => throw new ClassNotFoundException(s"$name (no such class in the group's jars and packages)")
+      case _: ClassNotFoundException =>
+        throw new ClassNotFoundException(s"$name (no such class in the group's jars and packages)")
     }
 
   private def moduleOf(cls: Class[_]): Option[AnyRef] =

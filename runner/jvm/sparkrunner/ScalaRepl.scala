@@ -39,7 +39,8 @@ class ScalaRepl(spark: SparkSession, outputDir: String) {
         |import spark.implicits._
         |import spark.sql
         |import org.apache.spark.sql.functions._""".stripMargin
-    if (intp.interpret(prelude) != Results.Success) throw new IllegalStateException(s"Scala interpreter failed to start:\n$messages")
+    if (intp.interpret(prelude) != Results.Success)
+      throw new IllegalStateException(s"Scala interpreter failed to start:\n$messages")
     messages.getBuffer.setLength(0)
   }
 
@@ -63,7 +64,7 @@ class ScalaRepl(spark: SparkSession, outputDir: String) {
       result match {
         case Results.Success => success(before, new String(printed.toByteArray, UTF_8))
         case Results.Incomplete =>
-          Outcome.error("error: incomplete input: the code ends inside a statement", s"${messages.toString}${code.trim}")
+          Outcome.error("error: incomplete input: the code ends inside a statement", messages.toString + code.trim)
         // A failed compile leaves the reporter's errors; a failed run compiled fine (and bound lastException).
         case Results.Error if intp.reporter.hasErrors => compileError()
         case Results.Error => runtimeError(messages.toString)
@@ -79,7 +80,8 @@ class ScalaRepl(spark: SparkSession, outputDir: String) {
     val value =
       if (request == null || (request eq before) || request.line == request.originalLine) None
       else intp.valueOfTerm(intp.mostRecentVar).filter(v => v != null && v != (()))
-    Outcome.result(value.map(v => scala.runtime.ScalaRunTime.stringOf(v)).getOrElse(if (output.isEmpty) null else output))
+    val rendered = value.map(v => scala.runtime.ScalaRunTime.stringOf(v))
+    Outcome.result(rendered.getOrElse(if (output.isEmpty) null else output))
   }
 
   private def compileError(): String = {
