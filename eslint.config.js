@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.stack/', 'runner/', '.vitest-stack/'] },
+  { ignores: ['node_modules/', '.stack/', 'runner/', '.vitest-stack/', 'dist/', 'deploy/docker/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

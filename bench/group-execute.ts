@@ -1,15 +1,18 @@
-// (c) Execute-and-wait overhead in a warm group: a PYTHON group of 2 real local Spark drivers running
-// runner/runner.py; POST /group/{id}/job/execute of a job class that returns at once. Overhead is the
-// HTTP round trip minus the time the runner itself measured around run() (result.endTime − startTime).
-// Then 8 concurrent callers for a fixed time. Targets (issue): p50 < 25 ms, p99 < 100 ms.
+// (c) Execute-and-wait overhead in warm groups, one PYTHON and one SCALA, each of 2 real local Spark
+// drivers running runner/runner.py; POST /group/{id}/job/execute of a job class that returns at once: a
+// Python IlumJob, and a Java cloud.ilum.job.Job (compiled here) that the runner calls in the driver's JVM.
+// Overhead is the HTTP round trip minus the time the runner itself measured around run()
+// (result.endTime − startTime). Then 8 concurrent callers for a fixed time, per group. Targets (issue):
+// p50 < 25 ms, p99 < 100 ms.
 //
 //   npm run bench:group         BENCH_N (500), BENCH_WARMUP (20), BENCH_CONCURRENCY (8),
 //                               BENCH_SECONDS (20), BENCH_MAX_CALLS (2000), BENCH_READY_S (240)
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { jobInstanceWorkflowId } from '../domain/ids';
-import { call, defer, envInt, form, ok, pool, printHeader, printHistoryBreakdown, printJson, printStats, printTarget, round, runBench, startStack, stats, until, within } from './lib';
+import { call, defer, envInt, form, ok, pool, printHeader, printHistoryBreakdown, printJson, printStats, printTarget, round, runBench, startStack, stats, until, within, type BenchStack } from './lib';
 import { killDrivers } from '../scripts/services';
 
 const N = envInt('BENCH_N', 500);
@@ -28,6 +31,15 @@ class Noop(IlumJob):
         return 'ok'
 `;
 
+const NOOP_JAVA = `package bench;
+
+public class Noop implements cloud.ilum.job.Job {
+  public scala.Option<String> run(org.apache.spark.sql.SparkSession spark, scala.collection.immutable.Map<String, Object> config) {
+    return scala.Option.apply("ok");
+  }
+}
+`;
+
 interface Exec {
   rtt: number;
   inRunner: number;
@@ -38,8 +50,14 @@ interface Exec {
   received: number;
 }
 
-runBench('group-execute', READY_S + SECONDS + 240, async () => {
-  printHeader('bench:group — execute-and-wait in a warm group (local Spark drivers, runner/runner.py)');
+interface Variant {
+  label: string;
+  jobClass: string;
+  groupId: string;
+}
+
+runBench('group-execute', READY_S + 2 * SECONDS + 300, async () => {
+  printHeader('bench:group — execute-and-wait in warm groups (local Spark drivers, runner/runner.py), PYTHON and SCALA (JVM) job classes');
   const s = await startStack();
   const driverDir = s.config.DRIVER_DIR;
   // Registered after the stack, so it runs before the services stop: drivers die first.
@@ -49,14 +67,36 @@ runBench('group-execute', READY_S + SECONDS + 240, async () => {
   });
 
   const t0 = performance.now();
-  const { groupId } = await ok(
-    s.url,
-    'POST',
-    '/group',
-    form({ name: 'bench-group', language: 'PYTHON', scale: String(SCALE), driverMemory: '512m', jobConfig: 'spark.sql.shuffle.partitions=2;spark.ui.enabled=false' }, { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] }),
-  );
+  const common = { scale: String(SCALE), driverMemory: '512m', jobConfig: 'spark.sql.shuffle.partitions=2;spark.ui.enabled=false' };
+  // Both groups start together: their drivers come up in parallel.
+  const [python, jvm] = await Promise.all([
+    createGroup(s, form({ name: 'bench-group', language: 'PYTHON', ...common }, { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] })),
+    createGroup(s, form({ name: 'bench-group-jvm', language: 'SCALA', ...common }, { jars: [{ name: 'bench.jar', content: noopJar(s) }] })),
+  ]);
+  const variants: Variant[] = [
+    { label: 'PYTHON job class (Python IlumJob)', jobClass: 'jobs.Noop', groupId: python },
+    { label: 'SCALA job class (Java cloud.ilum.job.Job, through py4j)', jobClass: 'bench.Noop', groupId: jvm },
+  ];
+  console.log(`groups ${python} (PYTHON) and ${jvm} (SCALA) created (scale ${SCALE} each); waiting for ${2 * SCALE} READY instances (up to ${READY_S} s)`);
+  try {
+    await Promise.all(variants.map((v) => waitReady(s, v, t0)));
+  } catch (e) {
+    printDriverLogs(driverDir);
+    throw e;
+  }
+  const readyS = (performance.now() - t0) / 1000;
+  console.log(`${2 * SCALE} instances READY ${readyS.toFixed(1)} s after the create calls`);
+
+  const figures: Record<string, unknown>[] = [];
+  for (const v of variants) figures.push(await measure(s, v));
+  const [py, jv] = figures;
+  printJson('group-execute', { readySeconds: round(readyS), n: N, concurrency: CONCURRENCY, ...py, jvm: jv });
+});
+
+async function createGroup(s: BenchStack, body: FormData): Promise<string> {
+  const { groupId } = (await ok(s.url, 'POST', '/group', body)) as { groupId: string };
   defer(
-    'group',
+    `group ${groupId}`,
     async () => {
       // Deleting archives the group and waits until its drivers are removed.
       const r = await within(call(s.url, 'DELETE', `/group/${groupId}`), 60_000, 'DELETE /group');
@@ -64,37 +104,46 @@ runBench('group-execute', READY_S + SECONDS + 240, async () => {
     },
     70_000,
   );
-  console.log(`group ${groupId} created (scale ${SCALE}); waiting for ${SCALE} READY instances (up to ${READY_S} s)`);
+  return groupId;
+}
 
+/** bench.Noop compiled against pyspark's jars and Ilum's job interface (made by scripts/setup.sh). */
+function noopJar(s: BenchStack): Buffer {
+  const dir = path.join(s.dir, 'noop-jar');
+  mkdirSync(path.join(dir, 'bench'), { recursive: true });
+  writeFileSync(path.join(dir, 'bench', 'Noop.java'), NOOP_JAVA);
+  const cp = [path.join(s.config.SPARK_HOME, 'jars', '*'), path.join(s.config.STACK_DIR, 'jvm', 'ilum-job-api-6.0.0.jar')].join(path.delimiter);
+  execFileSync('javac', ['-nowarn', '--release', '8', '-cp', cp, '-d', dir, path.join(dir, 'bench', 'Noop.java')], { stdio: 'pipe' });
+  execFileSync('jar', ['cf', path.join(dir, 'bench.jar'), '-C', dir, 'bench/Noop.class']);
+  return readFileSync(path.join(dir, 'bench.jar'));
+}
+
+async function waitReady(s: BenchStack, v: Variant, t0: number): Promise<void> {
   let lastStates = '';
-  try {
-    await until(
-      `${SCALE} READY instances`,
-      async () => {
-        const g = await ok(s.url, 'GET', `/group/${groupId}?jobStates=STARTING,READY,BUSY,FAILED,FINISHED,UNKNOWN`);
-        const list = g.jobs as { jobId: string; state: string; error?: string }[];
-        const states = list.map((j) => j.state).join(',');
-        if (states !== lastStates) {
-          console.log(`  ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s: ${states || '(no instances yet)'}`);
-          lastStates = states;
-        }
-        const failed = list.filter((j) => j.state === 'FAILED');
-        if (failed.length) throw Object.assign(new Error(`instance ${failed[0].jobId} FAILED: ${failed[0].error}`), { fatal: true });
-        return list.filter((j) => j.state === 'READY').length >= SCALE;
-      },
-      READY_S * 1000,
-      500,
-    );
-  } catch (e) {
-    printDriverLogs(driverDir);
-    throw e;
-  }
-  const readyS = (performance.now() - t0) / 1000;
-  console.log(`${SCALE} instances READY ${readyS.toFixed(1)} s after the create call`);
+  await until(
+    `${SCALE} READY instances of ${v.groupId}`,
+    async () => {
+      const g = await ok(s.url, 'GET', `/group/${v.groupId}?jobStates=STARTING,READY,BUSY,FAILED,FINISHED,UNKNOWN`);
+      const list = g.jobs as { jobId: string; state: string; error?: string }[];
+      const states = list.map((j) => j.state).join(',');
+      if (states !== lastStates) {
+        console.log(`  ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s: ${g.language} ${states || '(no instances yet)'}`);
+        lastStates = states;
+      }
+      const failed = list.filter((j) => j.state === 'FAILED');
+      if (failed.length) throw Object.assign(new Error(`instance ${failed[0].jobId} FAILED: ${failed[0].error}`), { fatal: true });
+      return list.filter((j) => j.state === 'READY').length >= SCALE;
+    },
+    READY_S * 1000,
+    500,
+  );
+}
 
+/** Sequential, then concurrent executions of v's no-op class; prints and returns its figures. */
+async function measure(s: BenchStack, v: Variant): Promise<Record<string, number>> {
   const execute = async (): Promise<Exec> => {
     const t = performance.now();
-    const r = await call(s.url, 'POST', `/group/${groupId}/job/execute`, { type: 'interactive_job_execute', jobClass: 'jobs.Noop', jobConfig: {} });
+    const r = await call(s.url, 'POST', `/group/${v.groupId}/job/execute`, { type: 'interactive_job_execute', jobClass: v.jobClass, jobConfig: {} });
     const rtt = performance.now() - t;
     if (r.status !== 200) throw new Error(`execute: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
     if (r.body.error) throw new Error(`execute: the job failed: ${r.body.error.message}\n${r.body.error.stackTrace}`);
@@ -103,6 +152,7 @@ runBench('group-execute', READY_S + SECONDS + 240, async () => {
     return { rtt, inRunner, overhead: rtt - inRunner, jobInstanceId: r.body.jobInstanceId as string, sent: performance.timeOrigin + t, received: performance.timeOrigin + t + rtt };
   };
 
+  console.log(`\n## ${v.label}: ${v.jobClass}`);
   for (let i = 0; i < WARMUP; i++) await execute();
 
   const sequential: Exec[] = [];
@@ -133,28 +183,30 @@ runBench('group-execute', READY_S + SECONDS + 240, async () => {
   ]);
   console.log('');
   const o = stats(sequential.map((x) => x.overhead));
+  const r = stats(sequential.map((x) => x.rtt));
+  const inRunner = stats(sequential.map((x) => x.inRunner));
   printTarget('sequential overhead p50', o.p50, '<', 25, 'ms');
   printTarget('sequential overhead p99', o.p99, '<', 100, 'ms');
 
   // Where the time goes, from the job instance workflows' histories (the last 50 sequential executions).
   await printHistoryBreakdown(
-    'sequential executions',
+    `sequential executions (${v.jobClass})`,
     s.temporal,
     sequential.slice(-50).map((x) => ({ workflowId: jobInstanceWorkflowId(x.jobInstanceId), requestStart: x.sent, responseEnd: x.received })),
   );
   const c = stats(concurrent.map((x) => x.rtt));
-  printJson('group-execute', {
-    readySeconds: round(readyS),
-    n: N,
+  return {
     overheadP50: round(o.p50),
     overheadP99: round(o.p99),
     overheadMax: round(o.max),
-    concurrency: CONCURRENCY,
+    rttP50: round(r.p50),
+    inRunnerP50: round(inRunner.p50),
+    inRunnerP99: round(inRunner.p99),
     concurrentPerSecond: round(concurrent.length / conS),
     concurrentP50: round(c.p50),
     concurrentP99: round(c.p99),
-  });
-});
+  };
+}
 
 /** The end of each driver's log, for when instances never become READY. */
 function printDriverLogs(driverDir: string): void {

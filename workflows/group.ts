@@ -189,6 +189,7 @@ export async function groupWorkflow(input: GroupWorkflowInput): Promise<void> {
         RUNNER_GROUP_WORKFLOW_ID: groupWorkflowId(groupId),
         RUNNER_INSTANCE_ID: jobId,
         RUNNER_GROUP_KIND: group.kind,
+        RUNNER_LANGUAGE: group.language,
       },
       labels: { groupId, jobId },
     });

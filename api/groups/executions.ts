@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { JobInstanceInput, JobInstanceRecord } from '../../domain/group';
 import { jobInstanceWorkflowId } from '../../domain/ids';
 import type { JobInstanceResult } from '../../domain/resources';
-import { GroupKind, GroupState } from '../../domain/states';
+import { GroupKind, GroupState, Language } from '../../domain/states';
 import { Collections } from '../../lib/mongo';
 import { jobInstanceWorkflow } from '../../workflows/jobInstance';
 import type { ApiDeps } from '../deps';
@@ -24,7 +24,8 @@ async function executionOf(deps: ApiDeps, groupId: string, body: ExecuteBody, an
     if (g.kind !== GroupKind.CODE) throw conflict(`type: group '${g.name}' is of kind ${g.kind}; interactive_code_execute needs a CODE group`);
     if (body.code === undefined) throw conflict('code: interactive_code_execute needs the code to run');
   } else if (!body.jobClass) {
-    throw conflict('jobClass: interactive_job_execute needs the job class to run, as module.Class');
+    const form = g.language === Language.PYTHON ? 'module.Class' : 'the fully qualified name of a cloud.ilum.job.Job class';
+    throw conflict(`jobClass: interactive_job_execute needs the job class to run, as ${form}`);
   }
   return {
     jobInstanceId: randomUUID().replace(/-/g, ''),

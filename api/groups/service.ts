@@ -9,7 +9,7 @@ import type { GroupSettingsPatch, GroupWorkflowInput } from '../../domain/group'
 import { groupWorkflowId, SearchAttr } from '../../domain/ids';
 import { parseMemorySettings } from '../../domain/memory';
 import type { Group } from '../../domain/resources';
-import { DEFAULT_JOB_STATE_FILTER, GROUP_KINDS, GROUP_STATES, GroupKind, GroupState, JOB_STATES, Language } from '../../domain/states';
+import { DEFAULT_JOB_STATE_FILTER, GROUP_KINDS, GROUP_STATES, GroupKind, GroupState, JOB_STATES } from '../../domain/states';
 import type { SparkSpec } from '../../domain/types';
 import type { Config } from '../../lib/config';
 import { Collections } from '../../lib/mongo';
@@ -123,10 +123,6 @@ export async function createGroup(deps: ApiDeps, body: GroupCreateForm, files: F
   const { store, temporal, config } = deps;
   try {
     checkUploads(files);
-    const language = body.language ?? Language.SCALA;
-    if (language === Language.SCALA) {
-      throw conflict('language: SCALA groups need a JVM runner, which this service does not have yet; create the group with language PYTHON');
-    }
     const scale = scaleOf(config, body.scale, 1)!;
     const autoPause = parseBoolField('autoPause', body.autoPause) ?? false;
     const draft = sparkSpecOf(body.name, body, { jars: [], files: [], pyFiles: [] });

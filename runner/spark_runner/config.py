@@ -10,6 +10,8 @@ from typing import Literal
 
 GroupKind = Literal["JOB", "CODE"]
 GROUP_KINDS: tuple[GroupKind, ...] = ("JOB", "CODE")
+Language = Literal["PYTHON", "SCALA"]
+LANGUAGES: tuple[Language, ...] = ("PYTHON", "SCALA")
 
 
 class ConfigError(ValueError):
@@ -30,6 +32,9 @@ class RunnerConfig:
     """RUNNER_INSTANCE_ID, this driver's job id. Required."""
     group_kind: GroupKind
     """RUNNER_GROUP_KIND, 'JOB' or 'CODE'. Required."""
+    language: Language = "PYTHON"
+    """RUNNER_LANGUAGE, 'PYTHON' or 'SCALA': what job classes and code are. Default PYTHON, what
+    runners served before SCALA groups existed (the service always sets it)."""
     connect_timeout_seconds: float = 60.0
     """RUNNER_CONNECT_TIMEOUT_SECONDS: how long to retry an unreachable server at start. Default 60."""
     log_level: str = "INFO"
@@ -51,6 +56,9 @@ class RunnerConfig:
         kind = required["RUNNER_GROUP_KIND"]
         if kind not in GROUP_KINDS:
             raise ConfigError(f"RUNNER_GROUP_KIND must be JOB or CODE, got {kind!r}")
+        language = env.get("RUNNER_LANGUAGE", "").strip().upper() or "PYTHON"
+        if language not in LANGUAGES:
+            raise ConfigError(f"RUNNER_LANGUAGE must be PYTHON or SCALA, got {language!r}")
         try:
             connect_timeout = float(env.get("RUNNER_CONNECT_TIMEOUT_SECONDS", "60"))
         except ValueError:
@@ -65,6 +73,7 @@ class RunnerConfig:
             group_workflow_id=required["RUNNER_GROUP_WORKFLOW_ID"],
             instance_id=required["RUNNER_INSTANCE_ID"],
             group_kind=kind,
+            language=language,
             connect_timeout_seconds=connect_timeout,
             log_level=log_level,
         )

@@ -21,7 +21,8 @@ from typing import Any, Literal, TypedDict
 
 from pyspark.sql import SparkSession
 
-from .config import GroupKind
+from .config import GroupKind, Language
+from .jvm import JvmJobs, JvmUserError, ScalaCodeScope
 
 log = logging.getLogger("spark_runner.execution")
 
@@ -113,15 +114,24 @@ class CodeScope:
 
 
 class Executor:
-    """Runs executions for one driver. Not thread-safe: the runner calls it from one thread."""
+    """Runs executions for one driver. Not thread-safe: the runner calls it from one thread.
 
-    def __init__(self, spark: SparkSession, instance_id: str, group_kind: GroupKind) -> None:
+    The group's language decides what runs: PYTHON job classes and code here, SCALA (JVM) job classes
+    and Scala code inside the driver's JVM (jvm.py). Requests, results and errors look the same."""
+
+    def __init__(
+        self, spark: SparkSession, instance_id: str, group_kind: GroupKind, language: Language = "PYTHON"
+    ) -> None:
         self.spark = spark
         self.instance_id = instance_id
         self.allowed_types = ALLOWED_TYPES[group_kind]
         self.group_kind = group_kind
+        self.language = language
         self.jobs = JobLoader()
-        self.code_scope = CodeScope(spark) if group_kind == "CODE" else None
+        self.jvm_jobs = JvmJobs(spark) if language == "SCALA" else None
+        self.code_scope: CodeScope | ScalaCodeScope | None = None
+        if group_kind == "CODE":
+            self.code_scope = ScalaCodeScope(spark) if language == "SCALA" else CodeScope(spark)
 
     def execute(self, request: Mapping[str, Any]) -> ExecutionResult:
         start = time.time()
@@ -129,6 +139,8 @@ class Executor:
         error: ExecutionError | None = None
         try:
             result = self._dispatch(request)
+        except JvmUserError as exc:
+            error = {"message": exc.message, "stackTrace": exc.stack_trace}
         except (Exception, SystemExit) as exc:  # SystemExit: a job calling sys.exit() must not end the driver
             error = describe_error(exc)
         end = time.time()
@@ -165,6 +177,8 @@ class Executor:
         return self.code_scope.run(code)
 
     def run_job(self, job_class: str, config: Any) -> str | None:
+        if self.jvm_jobs is not None:
+            return self.jvm_jobs.run(job_class, config)
         job = self.jobs.load(job_class)()
         run = getattr(job, "run", None)
         if not callable(run):

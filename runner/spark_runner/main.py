@@ -1,6 +1,7 @@
 """Start-up, the Temporal worker and shutdown of a runner process.
 
-Lifecycle: read config -> build the SparkSession -> extend sys.path -> connect to Temporal (retrying
+Lifecycle: read config -> build the SparkSession -> extend sys.path -> build the executor (a SCALA
+CODE group's interpreter starts here) -> connect to Temporal (retrying
 up to RUNNER_CONNECT_TIMEOUT_SECONDS) -> poll RUNNER_TASK_QUEUE -> signal instanceReady once the
 server sees the poll -> serve executions one at a time -> on SIGTERM/SIGINT (or when the parent
 spark-submit JVM dies) stop polling, give a running execution GRACEFUL_SHUTDOWN to finish, stop Spark.
@@ -35,6 +36,7 @@ from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
 
 from .config import ConfigError, RunnerConfig
 from .execution import ExecutionResult, Executor
+from .jvm import REPL_CLASS_DIR_CONF, JvmSetupError, new_class_dir, remove_class_dir
 from .state import BUSY, READY, InstanceState, StateReporter
 
 log = logging.getLogger("spark_runner")
@@ -125,18 +127,33 @@ def main() -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, _exit_during_startup)
 
-    spark = SparkSession.builder.getOrCreate()
+    builder = SparkSession.builder
+    class_dir = None
+    if config.language == "SCALA" and config.group_kind == "CODE":
+        # The interpreter's classes must be served to executors, which Spark sets up at its start.
+        class_dir = new_class_dir()
+        builder = builder.config(REPL_CLASS_DIR_CONF, class_dir)
+    spark = builder.getOrCreate()
     thread = ExecutionThread()
     try:
         for entry in extend_sys_path(spark):
             log.debug("sys.path += %s", entry)
-        code = asyncio.run(serve(config, spark, thread))
+        try:
+            # Before serving: a SCALA CODE group's interpreter takes seconds to start, and an
+            # instance is only announced ready once it can run an execution at once.
+            executor = Executor(spark, config.instance_id, config.group_kind, config.language)
+        except JvmSetupError as err:
+            log.error("cannot start: %s", err)
+            return EXIT_BAD_CONFIG
+        code = asyncio.run(serve(config, executor, thread))
     finally:
         thread.close()
         try:
             spark.stop()
         except Exception as err:  # the spark-submit JVM may be gone already
             log.debug("spark.stop failed: %s", err)
+        if class_dir:
+            remove_class_dir(class_dir)
     if thread.busy():
         # User code that survived the cancellation (and Spark's stop) must not keep the driver
         # alive: interpreter exit would join its thread forever.
@@ -166,7 +183,7 @@ def extend_sys_path(spark: SparkSession) -> list[str]:
     return added
 
 
-async def serve(config: RunnerConfig, spark: SparkSession, thread: ExecutionThread) -> int:
+async def serve(config: RunnerConfig, executor: Executor, thread: ExecutionThread) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
 
@@ -190,7 +207,6 @@ async def serve(config: RunnerConfig, spark: SparkSession, thread: ExecutionThre
         await group.signal(STATE_SIGNAL, {"instanceId": config.instance_id, "state": state})
 
     reporter = StateReporter(send_state)
-    executor = Executor(spark, config.instance_id, config.group_kind)
     activities = RunnerActivities(executor, thread, reporter)
     worker = Worker(
         client,
@@ -203,7 +219,7 @@ async def serve(config: RunnerConfig, spark: SparkSession, thread: ExecutionThre
         graceful_shutdown_timeout=GRACEFUL_SHUTDOWN,
         identity=identity,
     )
-    app_id = spark.sparkContext.applicationId
+    app_id = executor.spark.sparkContext.applicationId
     running = asyncio.create_task(worker.run(), name="worker")
 
     async def signal_group() -> None:

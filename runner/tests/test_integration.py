@@ -354,6 +354,15 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environment]:
             directory / "runner-unreachable.log",
             {"RUNNER_CONNECT_TIMEOUT_SECONDS": "2"},
         ),
+        # A SCALA driver launched without the runner's jar (the service adds it with --jars).
+        "scala-no-jar": spark_submit(
+            "scala-no-jar",
+            "JOB",
+            address,
+            jobs,
+            directory / "runner-scala-no-jar.log",
+            {"RUNNER_LANGUAGE": "SCALA"},
+        ),
     }
     loop = Loop()
     try:
@@ -488,6 +497,15 @@ def test_unreachable_server_fails_start_up_with_a_clear_message(env: Environment
 
     assert exit_code != 0
     assert "Temporal at 127.0.0.1:" in runner.output() and "unreachable for 2 s; giving up" in runner.output()
+
+
+def test_scala_driver_without_the_runners_jar_exits_with_a_clear_message(env: Environment) -> None:
+    runner = env.runners["scala-no-jar"]
+
+    exit_code = runner.process.wait(START_TIMEOUT)
+
+    assert exit_code == 2, runner.output()[-4000:]
+    assert "cannot start: sparkrunner.JobRunner is not on the driver's classpath" in runner.output()
 
 
 def start_call(env: Environment, runner: RunnerProcess, request: dict[str, Any]) -> WorkflowHandle[Any, Any]:

@@ -27,6 +27,13 @@ def test_config_defaults() -> None:
     assert config.group_kind == "CODE"
     assert config.connect_timeout_seconds == 60.0
     assert config.log_level == "INFO"
+    assert config.language == "PYTHON"
+
+
+def test_config_language() -> None:
+    assert RunnerConfig.from_env({**ENV, "RUNNER_LANGUAGE": " scala "}).language == "SCALA"
+    with pytest.raises(ConfigError, match="RUNNER_LANGUAGE must be PYTHON or SCALA, got 'JAVA'"):
+        RunnerConfig.from_env({**ENV, "RUNNER_LANGUAGE": "java"})
 
 
 def test_config_names_every_missing_variable() -> None:

@@ -142,9 +142,6 @@ describe('a PYTHON group of interactive drivers', () => {
     expect((await call(h, 'POST', '/group/nope/rescale/1')).status).toBe(404);
     const dup = await call(h, 'POST', '/group', form({ name: 'warm-python', language: 'PYTHON' }));
     expect(dup.status).toBe(409);
-    const scala = await call(h, 'POST', '/group', form({ name: 'scala-group' }));
-    expect(scala.status).toBe(409);
-    expect(scala.body.message).toMatch(/SCALA/);
     expect((await call(h, 'POST', '/group', form({ name: 'g2', language: 'PYTHON', clusterName: 'nowhere' }))).status).toBe(404);
     expect((await call(h, 'POST', '/group', form({ name: 'g3', language: 'PYTHON', scale: '99' }))).status).toBe(402);
     expect((await call(h, 'GET', '/group/name/nothing')).status).toBe(404);

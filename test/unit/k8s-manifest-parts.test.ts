@@ -1,4 +1,5 @@
 // The small pieces buildDriverManifests is composed of, one at a time (no API server).
+import { imageRunnerJars } from '../../activities/adapters/runner-jvm';
 import { describe, expect, it } from 'vitest';
 import { artifactUris, mainResource } from '../../activities/adapters/k8s/artifacts';
 import { manifestContext, type ManifestContext } from '../../activities/adapters/k8s/context';
@@ -109,7 +110,7 @@ describe('artifacts and the main resource', () => {
     const py = spec({}, { language: 'PYTHON', jobClass: 'main', artifacts: { jars: [], files: [], pyFiles: ['/x/h.py', '/x/main.py'] } });
     expect(mainResource(spec(), uris)).toEqual({ primary: 'a.jar', mainClass: 'org.example.Pi', extraJars: ['b.jar'], extraPyFiles: ['h.py', 'main.py'] });
     expect(mainResource(py, uris)).toEqual({ primary: 'main.py', extraJars: ['a.jar', 'b.jar'], extraPyFiles: ['h.py'] });
-    expect(mainResource(spec({ role: 'runner' }), uris)).toEqual({ primary: DEFAULT_RUNNER_PATH, extraJars: ['a.jar', 'b.jar'], extraPyFiles: ['h.py', 'main.py'] });
+    expect(mainResource(spec({ role: 'runner' }), uris)).toEqual({ primary: DEFAULT_RUNNER_PATH, extraJars: [...imageRunnerJars(), 'a.jar', 'b.jar'], extraPyFiles: ['h.py', 'main.py'] });
     expect(mainResource(spec({ role: 'runner' }), uris, '/r.py').primary).toBe('/r.py');
   });
 

@@ -8,7 +8,7 @@ import { InvalidSpecError, type DriverSpec } from '../../domain/driver';
 
 // Made at load time: the it.each table below names files in it.
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'submit-args-'));
-const config = { SPARK_HOME: '/opt/spark', DRIVER_DIR: path.join(tmp, 'drivers'), LOCAL_SPARK_THREADS: 3 };
+const config = { SPARK_HOME: '/opt/spark', DRIVER_DIR: path.join(tmp, 'drivers'), LOCAL_SPARK_THREADS: 3, STACK_DIR: path.join(tmp, 'stack') };
 const file = (name: string) => path.join(tmp, name);
 const RUNNER = () => file('runner.py');
 

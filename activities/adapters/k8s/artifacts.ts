@@ -1,5 +1,6 @@
 // Where a driver pod finds its artifacts, and which one spark-submit runs. The artifact store is the
 // worker's folder; a pod reads the same files from the cluster's storage bucket over s3a.
+import { imageRunnerJars } from '../runner-jvm';
 import path from 'node:path';
 import type { DriverSpec } from '../../../domain/driver';
 import { invalidSpec } from './errors';
@@ -57,7 +58,11 @@ export interface MainResource {
 export function mainResource(spec: DriverSpec, uris: ArtifactUris, runnerPath = DEFAULT_RUNNER_PATH): MainResource {
   const s = spec.spark;
   const { jars, pyFiles } = uris;
-  if (spec.role === 'runner') return { primary: runnerPath, extraJars: jars, extraPyFiles: pyFiles };
+  if (spec.role === 'runner') {
+    // SCALA groups: the job interface and the runner's JVM classes, which the image holds beside runner.py.
+    const extraJars = s.language === 'SCALA' ? [...imageRunnerJars(), ...jars] : jars;
+    return { primary: runnerPath, extraJars, extraPyFiles: pyFiles };
+  }
   if (s.language === 'SCALA') {
     if (jars.length === 0) throw invalidSpec(`job '${s.name}' has no main jar: a SCALA application needs at least one jar`);
     return { primary: jars[0], mainClass: s.jobClass || undefined, extraJars: jars.slice(1), extraPyFiles: pyFiles };

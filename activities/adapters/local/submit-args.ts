@@ -1,4 +1,5 @@
 // The spark-submit command line of a local driver: `--master local[N]`, the job's conf and artifacts.
+import { localRunnerJars } from '../runner-jvm';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -7,7 +8,7 @@ import { memorySparkConf } from '../../../domain/memory';
 import type { Config } from '../../../lib/config';
 import { DRIVER_FILES } from './driver-files';
 
-export type SubmitConfig = Pick<Config, 'SPARK_HOME' | 'DRIVER_DIR' | 'LOCAL_SPARK_THREADS'>;
+export type SubmitConfig = Pick<Config, 'SPARK_HOME' | 'DRIVER_DIR' | 'LOCAL_SPARK_THREADS' | 'STACK_DIR'>;
 
 /** Whether the driver runs Python (and so needs an interpreter with its requirements). */
 export const usesPython = (spec: DriverSpec): boolean => spec.role === 'runner' || spec.spark.language === 'PYTHON';
@@ -35,7 +36,7 @@ function pythonMain(jobClass: string | undefined, pyFiles: string[]): string {
  * What spark-submit runs and what goes beside it. Throws InvalidSpecError for relative artifact
  * paths and for a spec without a main resource that exists.
  */
-export function localMainResource(spec: DriverSpec, runnerPath: string): LocalMainResource {
+export function localMainResource(spec: DriverSpec, runnerPath: string, stackDir = ''): LocalMainResource {
   const s = spec.spark;
   const { jars, files, pyFiles } = s.artifacts;
   for (const p of [...jars, ...files, ...pyFiles]) {
@@ -43,7 +44,9 @@ export function localMainResource(spec: DriverSpec, runnerPath: string): LocalMa
   }
   let r: LocalMainResource;
   if (spec.role === 'runner') {
-    r = { main: runnerPath, extraJars: jars, extraPyFiles: pyFiles };
+    // SCALA groups: the job interface and the runner's JVM classes, ahead of the group's jars.
+    const extraJars = s.language === 'SCALA' ? [...localRunnerJars(stackDir), ...jars] : jars;
+    r = { main: runnerPath, extraJars, extraPyFiles: pyFiles };
   } else if (s.language === 'SCALA') {
     if (!s.jobClass) throw new InvalidSpecError('SCALA job has no jobClass (the main class to run)');
     if (jars.length === 0) throw new InvalidSpecError(`SCALA job has no jar to find its main class ${s.jobClass} in`);
@@ -73,7 +76,7 @@ export function localSparkConf(spec: DriverSpec, config: Pick<SubmitConfig, 'DRI
  */
 export function sparkSubmitArgs(spec: DriverSpec, config: SubmitConfig, runnerPath: string): string[] {
   const s = spec.spark;
-  const { main, mainClass, extraJars, extraPyFiles } = localMainResource(spec, runnerPath);
+  const { main, mainClass, extraJars, extraPyFiles } = localMainResource(spec, runnerPath, config.STACK_DIR);
   const conf = localSparkConf(spec, config);
   const args = ['--master', `local[${config.LOCAL_SPARK_THREADS}]`, '--name', s.name || spec.driverId];
   if (mainClass) args.push('--class', mainClass);
