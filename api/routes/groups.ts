@@ -12,7 +12,7 @@ import { DEFAULT_JOB_STATE_FILTER, GROUP_KINDS, GROUP_STATES, GroupKind, GroupSt
 import type { Group } from '../../domain/types';
 import { Collections } from '../../lib/mongo';
 import { acceptedGroupUpdate, archiveUpdate, rescaleUpdate, updateGroupUpdate, type groupWorkflow } from '../../workflows/group';
-import { jobInstanceWorkflow } from '../../workflows/jobInstance';
+import { jobInstanceWorkflow } from '../../workflows/job-instance';
 import { deleteGroupWorkflow } from '../../workflows/ops';
 import type { ApiDeps } from '../app';
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
