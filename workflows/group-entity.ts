@@ -12,6 +12,7 @@ import type { Job } from '../domain/types';
 import { projection } from './activity-options';
 import { InstanceDrivers } from './group-drivers';
 import { setSearch } from './search';
+import { WriteVersions } from './versions';
 
 export interface GroupSummary {
   paused: boolean;
@@ -22,7 +23,7 @@ export interface GroupSummary {
 export class GroupEntity {
   group: GroupWorkflowInput['group'];
   private spec: GroupWorkflowInput['spec'];
-  private seq: number;
+  private readonly versions: WriteVersions;
   private nextInstance: number;
   private generation: number;
   private paused: boolean;
@@ -41,7 +42,8 @@ export class GroupEntity {
     this.group = { ...input.group };
     this.spec = { ...input.spec };
     const r: GroupResume = input.resume ?? { seq: 0, nextInstance: 1, generation: 1, paused: false, lastActivity: Date.now(), instances: [], jobs: {} };
-    ({ seq: this.seq, nextInstance: this.nextInstance, generation: this.generation, paused: this.paused, lastActivity: this.lastActivity } = r);
+    ({ nextInstance: this.nextInstance, generation: this.generation, paused: this.paused, lastActivity: this.lastActivity } = r);
+    this.versions = new WriteVersions(r.seq);
     this.instances = new Map(r.instances.map((i) => [i.jobId, { ...i }]));
     this.jobs = new Map(Object.entries(r.jobs));
     this.groupDirty = input.resume === undefined;
@@ -127,9 +129,9 @@ export class GroupEntity {
 
   /** Writes what changed: instance jobs first, then the group (whose write releases waiting updates). */
   async flush(): Promise<void> {
-    const writes = [...this.dirtyJobs].map((jobId) => ({ jobId, job: { ...this.jobs.get(jobId)! }, v: ++this.seq }));
+    const writes = [...this.dirtyJobs].map((jobId) => ({ jobId, job: { ...this.jobs.get(jobId)! }, v: this.versions.next() }));
     this.dirtyJobs.clear();
-    const groupWrite = this.groupDirty ? { g: { ...this.group }, v: ++this.seq } : undefined;
+    const groupWrite = this.groupDirty ? { g: { ...this.group }, v: this.versions.next() } : undefined;
     await Promise.all(writes.map((w) => projection.projectJob(w.job, w.v)));
     if (groupWrite) {
       await projection.projectGroup(groupWrite.g, groupWrite.v);
@@ -163,7 +165,7 @@ export class GroupEntity {
   continueInput(): GroupWorkflowInput {
     this.drivers.unwatchAll();
     const resume: GroupResume = {
-      seq: this.seq,
+      seq: this.versions.last,
       nextInstance: this.nextInstance,
       generation: this.generation,
       paused: this.paused,

@@ -9,13 +9,14 @@ import { JobState } from '../domain/states';
 import type { Job } from '../domain/types';
 import { drivers, projection, watch } from './activity-options';
 import { setSearch } from './search';
+import { WriteVersions } from './versions';
 
 /** How a watched try ended: the job is done, or the try failed with this status. */
 type TryEnd = { done: Job } | { failed: DriverStatus };
 
 export class JobRun {
   job: Job;
-  private seq: number;
+  private readonly versions: WriteVersions;
   private projected: boolean;
   private stopRequested = false;
 
@@ -24,7 +25,7 @@ export class JobRun {
     readonly jobId: string,
   ) {
     this.job = input.resume?.job ?? newJobRecord(jobId, input, workflowInfo().runStartTime.getTime());
-    this.seq = input.resume?.seq ?? 0;
+    this.versions = new WriteVersions(input.resume?.seq ?? 0);
     this.projected = input.resume !== undefined;
   }
 
@@ -80,8 +81,7 @@ export class JobRun {
   }
 
   private async project(): Promise<void> {
-    this.seq += 1;
-    await projection.projectJob({ ...this.job }, this.seq);
+    await projection.projectJob({ ...this.job }, this.versions.next());
     this.projected = true;
     setSearch({ jobState: this.job.state });
   }
@@ -91,8 +91,7 @@ export class JobRun {
     let starting: { job: Job; version: number } | undefined;
     if (fresh) {
       this.job = startingJob(this.job);
-      this.seq += 1;
-      starting = { job: { ...this.job }, version: this.seq };
+      starting = { job: { ...this.job }, version: this.versions.next() };
       setSearch({ jobState: this.job.state });
     }
     const { jobId, input } = this;
@@ -120,7 +119,7 @@ export class JobRun {
       status = await next;
       if (workflowInfo().continueAsNewSuggested) {
         await condition(allHandlersFinished);
-        await continueAsNew<(input: JobWorkflowInput) => Promise<Job>>({ ...this.input, resume: { job: this.job, seq: this.seq } });
+        await continueAsNew<(input: JobWorkflowInput) => Promise<Job>>({ ...this.input, resume: { job: this.job, seq: this.versions.last } });
       }
     }
   }

@@ -9,13 +9,14 @@ import { ScheduleState } from '../domain/states';
 import { projection, short } from './activity-options';
 import { Mutex } from './mutex';
 import { setSearch } from './search';
+import { WriteVersions } from './versions';
 
 type ScheduleRecord = ScheduleWorkflowInput['schedule'];
 
 export class ScheduleKeeper {
   schedule: ScheduleRecord;
   private spec: ScheduleWorkflowInput['spec'];
-  private seq: number;
+  private readonly versions: WriteVersions;
   private projectedOnce: boolean;
   /** Why the first apply failed (the create request then fails with it). */
   private initError: string | undefined;
@@ -25,7 +26,7 @@ export class ScheduleKeeper {
   constructor(private readonly input: ScheduleWorkflowInput) {
     this.schedule = { ...input.schedule };
     this.spec = { ...input.spec };
-    this.seq = input.resume?.seq ?? 0;
+    this.versions = new WriteVersions(input.resume?.seq ?? 0);
     this.projectedOnce = input.resume !== undefined;
   }
 
@@ -86,15 +87,15 @@ export class ScheduleKeeper {
         await this.setState(ScheduleState.DISABLED);
         continue;
       }
-      const before = this.seq;
-      const woken = () => this.deleted || this.seq !== before || workflowInfo().continueAsNewSuggested;
+      const before = this.versions.last;
+      const woken = () => this.deleted || this.versions.last !== before || workflowInfo().continueAsNewSuggested;
       if (dueIn === undefined) await condition(woken);
       else await condition(woken, dueIn);
       if (this.deleted) return;
       if (workflowInfo().continueAsNewSuggested) {
         await this.lock.idle();
         await condition(allHandlersFinished);
-        await continueAsNew<(input: ScheduleWorkflowInput) => Promise<void>>({ ...this.input, schedule: this.schedule, spec: this.spec, resume: { seq: this.seq } });
+        await continueAsNew<(input: ScheduleWorkflowInput) => Promise<void>>({ ...this.input, schedule: this.schedule, spec: this.spec, resume: { seq: this.versions.last } });
       }
     }
   }
@@ -104,8 +105,7 @@ export class ScheduleKeeper {
     await short.applyTemporalSchedule(temporalScheduleDef(next, nextSpec, this.input.taskQueue));
     this.schedule = next;
     this.spec = nextSpec;
-    this.seq += 1;
-    await projection.projectSchedule({ ...this.schedule }, this.seq);
+    await projection.projectSchedule({ ...this.schedule }, this.versions.next());
     this.projectedOnce = true;
   }
 }

@@ -60,3 +60,17 @@ describe('job state transitions', () => {
     for (const state of ['FINISHED', 'FAILED', 'CANCELED'] as const) expect(() => checkStoppable(job({ state }))).toThrow(`job j1 is already ${state}`);
   });
 });
+
+describe('read-model write versions', () => {
+  it('grow with each write, and a later workflow task never reuses an earlier one', async () => {
+    const { nextVersion, VERSION_STRIDE } = await import('../../domain/versions');
+    expect(nextVersion(0, 0, 3)).toBe(3 * VERSION_STRIDE);
+    expect(nextVersion(3 * VERSION_STRIDE, 0, 3)).toBe(3 * VERSION_STRIDE + 1);
+    // A failed task at history length 64 wrote v; its retry at 68 writes above every version of it.
+    let v = 0;
+    for (let i = 0; i < 5; i++) v = nextVersion(v, 0, 64);
+    expect(nextVersion(0, 0, 68)).toBeGreaterThan(v);
+    // After continue-as-new the history starts again, the versions do not.
+    expect(nextVersion(v, v, 2)).toBeGreaterThan(v);
+  });
+});
