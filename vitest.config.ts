@@ -11,6 +11,16 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          // Each workflow test file starts its own Temporal dev server; one at a time on a small machine.
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           // One Temporal dev server and one MongoDB-protocol server for the whole run (test/global-setup.ts).

@@ -1,6 +1,6 @@
 // Every workflow the worker registers. Workflows import activities with `import type` only.
 export { groupWorkflow } from './group';
 export { singleJobWorkflow } from './job';
-export { jobInstanceWorkflow } from './jobInstance';
+export { jobInstanceWorkflow } from './job-instance';
 export { scheduleWorkflow } from './schedule';
 export { deleteGroupWorkflow, deleteJobWorkflow, driverLogsWorkflow } from './ops';

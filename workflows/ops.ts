@@ -1,6 +1,6 @@
 // Short workflows the API runs for work that needs the worker's host or the read model's one writer:
 // reading driver logs (local drivers' logs live on the worker host) and deleting a finished job.
-import { short } from './activities';
+import { short } from './activity-options';
 import type { LogRange } from '../domain/driver';
 import type { JobLogEntry } from '../domain/types';
 

@@ -6,7 +6,7 @@ import { jobInstanceWorkflowId } from '../../domain/ids';
 import type { JobInstanceResult } from '../../domain/resources';
 import { GroupKind, GroupState, Language } from '../../domain/states';
 import { Collections } from '../../lib/mongo';
-import { jobInstanceWorkflow } from '../../workflows/jobInstance';
+import { jobInstanceWorkflow } from '../../workflows/job-instance';
 import type { ApiDeps } from '../deps';
 import { conflict } from '../errors';
 import { findPage, parseListQuery, searchFilter, type Page } from '../list';

@@ -3,8 +3,9 @@
 // A driver that dies mid-execution makes the activity time out or fail, and it is retried on another.
 import { getExternalWorkflowHandle, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { JobInstanceInput, JobInstanceRecord, RunnerRequest, RunnerResponse } from '../domain/group';
+import { failureMessage } from '../domain/failure';
 import { groupTaskQueue, groupWorkflowId } from '../domain/ids';
-import { projection } from './activities';
+import { projection } from './activity-options';
 import { wakeSignal } from './group';
 
 const { projectResult } = projection;
@@ -46,9 +47,7 @@ export async function jobInstanceWorkflow(input: JobInstanceInput): Promise<JobI
   try {
     r = await response;
   } catch (err) {
-    const cause = (err as { cause?: { message?: string } }).cause;
-    const message = cause?.message ?? (err as Error).message;
-    r = { result: null, error: { message: `the execution did not complete: ${message}`, stackTrace: '' }, startTime: record.startTime!, endTime: Date.now(), instanceId: '' };
+    r = { result: null, error: { message: `the execution did not complete: ${failureMessage(err)}`, stackTrace: '' }, startTime: record.startTime!, endTime: Date.now(), instanceId: '' };
   }
   Object.assign(record, {
     ...(r.instanceId ? { jobId: r.instanceId } : {}),

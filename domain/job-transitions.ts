@@ -1,0 +1,61 @@
+// How a single job's record moves between states (the diagram in workflows/job.ts). Pure functions that
+// return a new record; the job workflow decides when to call them and writes what they return.
+import type { DriverStatus } from './driver';
+import { isTerminal, JobState } from './states';
+import type { Job } from './types';
+
+/** Error of a job cancelled through the API or by an operator. */
+export const CANCELED_MESSAGE = 'cancelled on request';
+
+/** A new try is about to launch. */
+export const startingJob = (job: Job): Job => ({ ...job, state: JobState.STARTING });
+
+/**
+ * The job as its driver's status shows it: PENDING is STARTING, RUNNING is BUSY (the first start time is
+ * kept), UNKNOWN while the cluster cannot be asked. Ended phases leave the state alone: whether the job
+ * ends or retries is decided by {@link afterFailedTry} or {@link finishedJob}.
+ */
+export function withDriverStatus(job: Job, st: DriverStatus, now: number): Job {
+  const next: Job = st.appId ? { ...job, appId: st.appId } : { ...job };
+  if (st.phase === 'PENDING') next.state = JobState.STARTING;
+  else if (st.phase === 'RUNNING') {
+    next.state = JobState.BUSY;
+    next.startTime ??= st.startTime ?? now;
+  } else if (st.phase === 'UNKNOWN') next.state = JobState.UNKNOWN;
+  return next;
+}
+
+/** What a driver status means for the current try. */
+export function tryOutcome(st: DriverStatus): 'succeeded' | 'failed' | 'live' {
+  if (st.phase === 'SUCCEEDED') return 'succeeded';
+  if (st.phase === 'FAILED' || st.phase === 'MISSING') return 'failed';
+  return 'live';
+}
+
+/** Why a try failed, in words for the job's `error`. */
+export const failedTryReason = (st: DriverStatus): string =>
+  st.message ?? (st.phase === 'MISSING' ? 'the driver disappeared' : 'the driver failed');
+
+/**
+ * After a failed try: another attempt while `attempt ≤ maxRetries` (the record notes the failure and
+ * forgets the old appId), otherwise the job fails with the reason.
+ */
+export function afterFailedTry(job: Job, reason: string, now: number): { retry: boolean; job: Job } {
+  if (job.attempt > job.maxRetries) return { retry: false, job: finishedJob(job, JobState.FAILED, now, reason) };
+  const next: Job = { ...job, error: `attempt ${job.attempt} failed: ${reason}`, attempt: job.attempt + 1 };
+  delete next.appId;
+  return { retry: true, job: next };
+}
+
+/** The job in a terminal state; `error` is set when given and cleared otherwise. */
+export function finishedJob(job: Job, state: JobState, now: number, error?: string): Job {
+  const next: Job = { ...job, state, endTime: now };
+  if (error !== undefined) next.error = error;
+  else delete next.error;
+  return next;
+}
+
+/** Throws (an update validator's rejection) when the job cannot be stopped. */
+export function checkStoppable(job: Job): void {
+  if (isTerminal(job.state)) throw new Error(`job ${job.jobId} is already ${job.state}`);
+}

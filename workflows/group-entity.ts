@@ -1,0 +1,255 @@
+// The state of one group workflow and what its messages and its loop do to it. Handlers change state
+// synchronously and then wait for the loop to write it (read-your-writes); the loop alone calls
+// activities. So no handler awaits and then mutates, and none needs a mutex.
+import { condition, log } from '@temporalio/workflow';
+import type { DriverSpec, DriverStatus } from '../domain/driver';
+import { instanceDriverId, type GroupResume, type GroupSettingsPatch, type GroupWorkflowInput, type InstanceState } from '../domain/group';
+import { desiredScale, instanceJobState, instanceStatusEffect, newInstanceJob, pauseCheckIn, planReconcile, shouldPause, type IdleView } from '../domain/group-instances';
+import { applyGroupPatch, archivedGroup } from '../domain/group-settings';
+import { groupTaskQueue, groupWorkflowId } from '../domain/ids';
+import { GroupState, isTerminal, JobState, JobType } from '../domain/states';
+import type { Job } from '../domain/types';
+import { projection } from './activity-options';
+import { InstanceDrivers } from './group-drivers';
+import { setSearch } from './search';
+import { WriteVersions } from './versions';
+
+export interface GroupSummary {
+  paused: boolean;
+  generation: number;
+  instances: Job[];
+}
+
+export class GroupEntity {
+  group: GroupWorkflowInput['group'];
+  private spec: GroupWorkflowInput['spec'];
+  private readonly versions: WriteVersions;
+  private nextInstance: number;
+  private generation: number;
+  private paused: boolean;
+  private lastActivity: number;
+  private readonly instances: Map<string, InstanceState>;
+  /** Records of live instances, and of ended ones until their last write. */
+  private readonly jobs: Map<string, Job>;
+  private readonly status = new Map<string, DriverStatus>();
+  private readonly dirtyJobs = new Set<string>();
+  private groupDirty: boolean;
+  private projectedOnce: boolean;
+  private tick = 0;
+  private readonly drivers: InstanceDrivers;
+
+  constructor(private readonly input: GroupWorkflowInput) {
+    this.group = { ...input.group };
+    this.spec = { ...input.spec };
+    const r: GroupResume = input.resume ?? { seq: 0, nextInstance: 1, generation: 1, paused: false, lastActivity: Date.now(), instances: [], jobs: {} };
+    ({ nextInstance: this.nextInstance, generation: this.generation, paused: this.paused, lastActivity: this.lastActivity } = r);
+    this.versions = new WriteVersions(r.seq);
+    this.instances = new Map(r.instances.map((i) => [i.jobId, { ...i }]));
+    this.jobs = new Map(Object.entries(r.jobs));
+    this.groupDirty = input.resume === undefined;
+    this.projectedOnce = input.resume !== undefined;
+    this.drivers = new InstanceDrivers(this.group.clusterName, () => this.wakeLoop());
+  }
+
+  // ---- messages -----------------------------------------------------------------------------------
+  summary(): GroupSummary {
+    return { paused: this.paused, generation: this.generation, instances: [...this.jobs.values()] };
+  }
+
+  async accepted(): Promise<{ groupId: string }> {
+    await condition(() => this.projectedOnce);
+    return { groupId: this.group.id };
+  }
+
+  async rescale(scale: number): Promise<void> {
+    this.group.scale = scale;
+    this.lastActivity = Date.now();
+    this.paused = false;
+    await this.written();
+  }
+
+  async update(patch: GroupSettingsPatch): Promise<void> {
+    const next = applyGroupPatch(this.group, this.spec, patch);
+    this.group = next.group;
+    this.spec = next.spec;
+    if (next.restart) this.generation += 1;
+    this.lastActivity = Date.now();
+    await this.written();
+  }
+
+  async archive(): Promise<void> {
+    this.group = archivedGroup(this.group, Date.now());
+    await this.written();
+  }
+
+  wake(): void {
+    this.lastActivity = Date.now();
+    if (this.paused) {
+      this.paused = false;
+      log.info('waking paused group', { groupId: this.group.id });
+    }
+    this.wakeLoop();
+  }
+
+  instanceReady(instanceId: string, appId?: string): void {
+    const inst = this.instances.get(instanceId);
+    if (!inst) return;
+    inst.ready = true;
+    // The idle clock of autoPause starts when a driver can take work, not while drivers start.
+    this.lastActivity = Date.now();
+    const startTime = this.jobs.get(instanceId)?.startTime ?? Date.now();
+    this.markJob(instanceId, { state: instanceJobState(inst), ...(appId ? { appId } : {}), startTime });
+  }
+
+  instanceState(instanceId: string, state: 'BUSY' | 'READY'): void {
+    const inst = this.instances.get(instanceId);
+    this.lastActivity = Date.now();
+    if (!inst) return;
+    inst.busy = state === 'BUSY';
+    if (inst.ready) this.markJob(instanceId, { state: instanceJobState(inst) });
+    else this.wakeLoop();
+  }
+
+  // ---- the loop -----------------------------------------------------------------------------------
+  /** First thing of a run: a resumed run asks for its drivers again (launch is idempotent). */
+  begin(): void {
+    if (this.input.resume) for (const jobId of this.instances.keys()) this.launch(jobId);
+    else setSearch({ groupId: this.group.id, clusterName: this.group.clusterName, jobType: JobType.INTERACTIVE });
+  }
+
+  /** Takes in what the drivers reported, pauses an idle group, and moves instances towards the desired number. */
+  step(): void {
+    for (let e = this.drivers.events.shift(); e; e = this.drivers.events.shift()) this.onStatus(e.jobId, e.st);
+    if (shouldPause(this.idleView(), Date.now())) {
+      this.paused = true;
+      log.info('pausing idle group', { groupId: this.group.id, idleFor: Date.now() - this.lastActivity });
+    }
+    this.reconcile();
+  }
+
+  /** Writes what changed: instance jobs first, then the group (whose write releases waiting updates). */
+  async flush(): Promise<void> {
+    const writes = [...this.dirtyJobs].map((jobId) => ({ jobId, job: { ...this.jobs.get(jobId)! }, v: this.versions.next() }));
+    this.dirtyJobs.clear();
+    const groupWrite = this.groupDirty ? { g: { ...this.group }, v: this.versions.next() } : undefined;
+    await Promise.all(writes.map((w) => projection.projectJob(w.job, w.v)));
+    if (groupWrite) {
+      await projection.projectGroup(groupWrite.g, groupWrite.v);
+      this.projectedOnce = true;
+      // A handler that changed the group meanwhile keeps it dirty: its change is written next round.
+      if (JSON.stringify(groupWrite.g) === JSON.stringify(this.group)) this.groupDirty = false;
+    }
+    for (const w of writes) if (isTerminal(w.job.state)) this.jobs.delete(w.jobId);
+  }
+
+  /** Nothing is waiting to be written or removed. */
+  settled(): boolean {
+    return !this.groupDirty && this.dirtyJobs.size === 0 && !this.drivers.removing();
+  }
+
+  /** Archived, every driver removed and every record written: the workflow may end. */
+  finished(): boolean {
+    return this.group.state === GroupState.ARCHIVED && this.instances.size === 0 && this.settled();
+  }
+
+  /** Waits until something happens, or until the group may have become idle long enough to pause. */
+  async waitForChange(): Promise<void> {
+    const seen = this.tick;
+    const woken = () => this.tick !== seen || this.drivers.events.length > 0 || !this.settledWrites();
+    const pauseIn = pauseCheckIn(this.idleView(), Date.now());
+    if (pauseIn === undefined) await condition(woken);
+    else await condition(woken, pauseIn);
+  }
+
+  /** Stops watching (the next run watches again) and returns the next run's input. */
+  continueInput(): GroupWorkflowInput {
+    this.drivers.unwatchAll();
+    const resume: GroupResume = {
+      seq: this.versions.last,
+      nextInstance: this.nextInstance,
+      generation: this.generation,
+      paused: this.paused,
+      lastActivity: this.lastActivity,
+      instances: [...this.instances.values()],
+      jobs: Object.fromEntries(this.jobs),
+    };
+    return { ...this.input, group: this.group, spec: this.spec, resume };
+  }
+
+  // ---- instances ----------------------------------------------------------------------------------
+  private settledWrites(): boolean {
+    return !this.groupDirty && this.dirtyJobs.size === 0;
+  }
+
+  private wakeLoop(): void {
+    this.tick += 1;
+  }
+
+  /** Waits until the loop has written the group record with the caller's change. */
+  private async written(): Promise<void> {
+    this.groupDirty = true;
+    this.wakeLoop();
+    await condition(() => !this.groupDirty);
+  }
+
+  private markJob(jobId: string, patch: Partial<Job>): void {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    Object.assign(job, patch);
+    this.dirtyJobs.add(jobId);
+    this.wakeLoop();
+  }
+
+  private idleView(): IdleView {
+    return { group: this.group, paused: this.paused, instances: [...this.instances.values()], lastActivity: this.lastActivity, idlePauseMs: this.input.idlePauseMs };
+  }
+
+  private reconcile(): void {
+    const plan = planReconcile([...this.instances.values()], this.generation, desiredScale(this.group, this.paused));
+    for (const jobId of plan.drain) this.instances.get(jobId)!.draining = true;
+    for (let i = 0; i < plan.start; i++) this.startInstance();
+    for (const jobId of plan.stop) this.endInstance(jobId, JobState.FINISHED);
+    for (const inst of this.instances.values()) {
+      const st = this.status.get(inst.jobId);
+      if (st && !this.drivers.isWatched(inst.jobId)) this.drivers.watch(inst.jobId, st);
+    }
+  }
+
+  private onStatus(jobId: string, st: DriverStatus): void {
+    const inst = this.instances.get(jobId);
+    if (!inst) return;
+    this.status.set(jobId, st);
+    const effect = instanceStatusEffect(this.jobs.get(jobId)!, inst, st);
+    // A dead driver's instance ends; reconcile() starts a replacement.
+    if (effect.ended) this.endInstance(jobId, JobState.FAILED, effect.error);
+    else if (Object.keys(effect.patch).length > 0) this.markJob(jobId, effect.patch);
+  }
+
+  private startInstance(): void {
+    const job = newInstanceJob(this.group, this.spec, this.nextInstance++, Date.now());
+    this.instances.set(job.jobId, { jobId: job.jobId, generation: this.generation, ready: false, busy: false, draining: false });
+    this.jobs.set(job.jobId, job);
+    this.dirtyJobs.add(job.jobId);
+    this.launch(job.jobId);
+  }
+
+  /** Ends an instance: its job gets `state`, its driver is removed in the background. */
+  private endInstance(jobId: string, state: JobState, error?: string): void {
+    this.instances.delete(jobId);
+    this.status.delete(jobId);
+    this.markJob(jobId, { state, endTime: Date.now(), ...(error ? { error } : {}) });
+    this.drivers.remove(jobId);
+  }
+
+  private launch(jobId: string): void {
+    const { id: groupId, name, kind, language } = this.group;
+    const spec: DriverSpec = {
+      driverId: instanceDriverId(jobId),
+      role: 'runner',
+      spark: { ...this.spec, name: `${name}-${jobId}` },
+      env: { RUNNER_TASK_QUEUE: groupTaskQueue(groupId), RUNNER_GROUP_WORKFLOW_ID: groupWorkflowId(groupId), RUNNER_INSTANCE_ID: jobId, RUNNER_GROUP_KIND: kind, RUNNER_LANGUAGE: language },
+      labels: { groupId, jobId },
+    };
+    this.drivers.launch(jobId, spec);
+  }
+}
