@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.stack/', 'runner/', '.vitest-stack/'] },
+  { ignores: ['node_modules/', '.stack/', 'runner/', '.vitest-stack/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -14,5 +14,5 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  { files: ['test/**/*.ts', 'bench/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
+  { files: ['test/**/*.ts', 'testkit/**/*.ts', 'bench/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );

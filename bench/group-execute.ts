@@ -9,8 +9,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { jobInstanceWorkflowId } from '../domain/ids';
-import { call, defer, envInt, form, ok, pool, printHeader, printHistoryBreakdown, printJson, printStats, printTarget, round, runBench, startStack, stats, until, within } from './lib';
-import { killDrivers } from '../scripts/services';
+import { form, ok, request } from '../testkit/http';
+import { killDrivers } from '../testkit/servers';
+import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
+import { until, within } from '../testkit/wait';
+import { printHistoryBreakdown } from './history';
+import { defer, envInt, pool, runBench } from './lifecycle';
+import { startBenchStack } from './stack';
 
 const N = envInt('BENCH_N', 500);
 const WARMUP = envInt('BENCH_WARMUP', 20);
@@ -40,7 +45,7 @@ interface Exec {
 
 runBench('group-execute', READY_S + SECONDS + 240, async () => {
   printHeader('bench:group — execute-and-wait in a warm group (local Spark drivers, runner/runner.py)');
-  const s = await startStack();
+  const s = await startBenchStack();
   const driverDir = s.config.DRIVER_DIR;
   // Registered after the stack, so it runs before the services stop: drivers die first.
   defer('leftover local drivers', async () => {
@@ -59,7 +64,7 @@ runBench('group-execute', READY_S + SECONDS + 240, async () => {
     'group',
     async () => {
       // Deleting archives the group and waits until its drivers are removed.
-      const r = await within(call(s.url, 'DELETE', `/group/${groupId}`), 60_000, 'DELETE /group');
+      const r = await within(request(s.url, 'DELETE', `/group/${groupId}`), 60_000, 'DELETE /group');
       if (r.status !== 200) console.error(`! DELETE /group/${groupId}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
     },
     70_000,
@@ -94,7 +99,7 @@ runBench('group-execute', READY_S + SECONDS + 240, async () => {
 
   const execute = async (): Promise<Exec> => {
     const t = performance.now();
-    const r = await call(s.url, 'POST', `/group/${groupId}/job/execute`, { type: 'interactive_job_execute', jobClass: 'jobs.Noop', jobConfig: {} });
+    const r = await request(s.url, 'POST', `/group/${groupId}/job/execute`, { type: 'interactive_job_execute', jobClass: 'jobs.Noop', jobConfig: {} });
     const rtt = performance.now() - t;
     if (r.status !== 200) throw new Error(`execute: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
     if (r.body.error) throw new Error(`execute: the job failed: ${r.body.error.message}\n${r.body.error.stackTrace}`);
