@@ -4,12 +4,12 @@
 //   tsx   the TypeScript sources through tsx; the worker bundles the workflows with webpack at start
 //   dist  the compiled JavaScript of `npm run build` (node dist/*.js); the worker loads dist/workflow-bundle.js
 //
-//   npm run bench:startup       BENCH_N (3), BENCH_RUNNERS (tsx,dist)
-import { mkdtempSync, rmSync } from 'node:fs';
+//   npm run bench:startup       BENCH_N (3), BENCH_RUNNERS (tsx,dist; tsx alone before a build)
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from '../lib/config';
+import { loadConfig, ROOT } from '../lib/config';
 import { connectTemporal } from '../lib/temporal';
 import { stopProc, type ServiceRunner } from '../scripts/services';
 import { spawnService, waitForHealth, waitForPoller } from '../testkit/processes';
@@ -18,7 +18,8 @@ import { printHeader, printJson, printStats, round, stats } from '../testkit/sta
 import { defer, envInt, runBench } from './lifecycle';
 
 const N = envInt('BENCH_N', 3);
-const RUNNERS = (process.env.BENCH_RUNNERS ?? 'tsx,dist').split(',').map((r) => r.trim()) as ServiceRunner[];
+// Without a build, only the sources can be measured.
+const RUNNERS = (process.env.BENCH_RUNNERS ?? (existsSync(path.join(ROOT, 'dist', 'worker.js')) ? 'tsx,dist' : 'tsx')).split(',').map((r) => r.trim()) as ServiceRunner[];
 
 runBench('startup', 120 + N * RUNNERS.length * 120, async () => {
   printHeader('bench:startup — process spawn → worker polling / API health 200');
