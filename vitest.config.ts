@@ -1,36 +1,22 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+// Integration files are light: they run side by side, one per two cores, up to 4 (INTEGRATION_WORKERS overrides).
+// On two cores that is one: measured, a second worker gained nothing there (the servers share the same cores).
+// Spark drivers are heavy: end-to-end files run one at a time.
+const integrationWorkers = Number(process.env.INTEGRATION_WORKERS) || Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2)));
+// One Temporal dev server and one MongoDB-protocol server per run, shared by both projects (test/global-setup.ts).
+const servers = { globalSetup: ['test/global-setup.ts'], testTimeout: 180_000, hookTimeout: 180_000 };
 
 export default defineConfig({
   test: {
     projects: [
-      {
-        test: {
-          name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
-        },
-      },
-      {
-        test: {
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          // Each workflow test file starts its own Temporal dev server; one at a time on a small machine.
-          fileParallelism: false,
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
-        },
-      },
-      {
-        test: {
-          name: 'e2e',
-          include: ['test/e2e/**/*.test.ts'],
-          // One Temporal dev server and one MongoDB-protocol server for the whole run (test/global-setup.ts).
-          globalSetup: ['test/global-setup.ts'],
-          // Spark drivers are heavy on a 2-core machine: end-to-end files run one at a time.
-          fileParallelism: false,
-          testTimeout: 180_000,
-          hookTimeout: 180_000,
-        },
-      },
+      // No servers: pure functions and single modules.
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      // Real Temporal and MongoDB-protocol servers; fake or recording cluster adapters, the fake Kubernetes API.
+      { test: { name: 'integration', include: ['test/integration/**/*.test.ts'], ...servers, maxWorkers: integrationWorkers, sequence: { groupOrder: 1 } } },
+      // Real Spark (local mode) behind the whole stack.
+      { test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], ...servers, fileParallelism: false, sequence: { groupOrder: 2 } } },
     ],
   },
 });

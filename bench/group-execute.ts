@@ -12,8 +12,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { jobInstanceWorkflowId } from '../domain/ids';
-import { call, defer, envInt, form, ok, pool, printHeader, printHistoryBreakdown, printJson, printStats, printTarget, round, runBench, startStack, stats, until, within, type BenchStack } from './lib';
-import { killDrivers } from '../scripts/services';
+import { form, ok, request } from '../testkit/http';
+import { killDrivers } from '../testkit/servers';
+import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
+import { until, within } from '../testkit/wait';
+import { printHistoryBreakdown } from './history';
+import { defer, envInt, pool, runBench } from './lifecycle';
+import { startBenchStack, type BenchStack } from './stack';
 
 const N = envInt('BENCH_N', 500);
 const WARMUP = envInt('BENCH_WARMUP', 20);
@@ -58,7 +63,7 @@ interface Variant {
 
 runBench('group-execute', READY_S + 2 * SECONDS + 300, async () => {
   printHeader('bench:group — execute-and-wait in warm groups (local Spark drivers, runner/runner.py), PYTHON and SCALA (JVM) job classes');
-  const s = await startStack();
+  const s = await startBenchStack();
   const driverDir = s.config.DRIVER_DIR;
   // Registered after the stack, so it runs before the services stop: drivers die first.
   defer('leftover local drivers', async () => {
@@ -99,7 +104,7 @@ async function createGroup(s: BenchStack, body: FormData): Promise<string> {
     `group ${groupId}`,
     async () => {
       // Deleting archives the group and waits until its drivers are removed.
-      const r = await within(call(s.url, 'DELETE', `/group/${groupId}`), 60_000, 'DELETE /group');
+      const r = await within(request(s.url, 'DELETE', `/group/${groupId}`), 60_000, 'DELETE /group');
       if (r.status !== 200) console.error(`! DELETE /group/${groupId}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
     },
     70_000,
@@ -143,7 +148,7 @@ async function waitReady(s: BenchStack, v: Variant, t0: number): Promise<void> {
 async function measure(s: BenchStack, v: Variant): Promise<Record<string, number>> {
   const execute = async (): Promise<Exec> => {
     const t = performance.now();
-    const r = await call(s.url, 'POST', `/group/${v.groupId}/job/execute`, { type: 'interactive_job_execute', jobClass: v.jobClass, jobConfig: {} });
+    const r = await request(s.url, 'POST', `/group/${v.groupId}/job/execute`, { type: 'interactive_job_execute', jobClass: v.jobClass, jobConfig: {} });
     const rtt = performance.now() - t;
     if (r.status !== 200) throw new Error(`execute: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
     if (r.body.error) throw new Error(`execute: the job failed: ${r.body.error.message}\n${r.body.error.stackTrace}`);

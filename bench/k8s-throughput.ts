@@ -6,8 +6,12 @@
 //   npm run bench:k8s           BENCH_SECONDS (60), BENCH_CONCURRENCY (16), BENCH_DRAIN_SECONDS (60)
 import { performance } from 'node:perf_hooks';
 import { Collections } from '../lib/mongo';
-import { startFakeK8s } from '../test/fake-k8s';
-import { call, defer, envInt, form, ok, pool, printHeader, printJson, printStats, printTarget, round, runBench, startStack, stats, TINY_PY, until } from './lib';
+import { startFakeK8s } from '../testkit/fake-k8s';
+import { form, ok, request } from '../testkit/http';
+import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
+import { until } from '../testkit/wait';
+import { defer, envInt, pool, runBench } from './lifecycle';
+import { startBenchStack, TINY_PY } from './stack';
 
 const SECONDS = envInt('BENCH_SECONDS', 60);
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 16);
@@ -18,7 +22,7 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 180, async () => {
   printHeader('bench:k8s — sustained submissions with the k8s adapter against the fake API server');
   const fake = await startFakeK8s({ phases: { pendingMs: 20, runMs: 200 }, maxRecordedRequests: 10_000_000 });
   defer('fake k8s', () => fake.stop());
-  const s = await startStack();
+  const s = await startBenchStack();
 
   await ok(s.url, 'POST', '/cluster', {
     name: CLUSTER,
@@ -33,7 +37,7 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 180, async () => {
   const submit = async (): Promise<{ ms: number; jobId?: string; error?: string }> => {
     const body = form({ name: `bench-k8s-${seq++}`, language: 'PYTHON', jobClass: 'tiny', clusterName: CLUSTER }, { pyFiles: [TINY_PY] });
     const t0 = performance.now();
-    const r = await call(s.url, 'POST', '/job/submit', body).catch((e: Error) => ({ status: 0, body: { message: e.message } }));
+    const r = await request(s.url, 'POST', '/job/submit', body).catch((e: Error) => ({ status: 0, body: { message: e.message } }));
     const ms = performance.now() - t0;
     return r.status === 200 ? { ms, jobId: r.body.jobId as string } : { ms, error: `HTTP ${r.status}: ${JSON.stringify(r.body)}` };
   };

@@ -5,7 +5,12 @@
 //
 //   npm run bench:schedule      BENCH_FIRINGS (20), BENCH_EVERY_S (2)
 import { Collections } from '../lib/mongo';
-import { envInt, form, ok, printHeader, printJson, printStats, printTarget, RecordingAdapter, round, runBench, startStack, stats, TINY_PY, until } from './lib';
+import { form, ok } from '../testkit/http';
+import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
+import { until } from '../testkit/wait';
+import { envInt, runBench } from './lifecycle';
+import { RecordingAdapter } from './recording-adapter';
+import { startBenchStack, TINY_PY } from './stack';
 
 const FIRINGS = envInt('BENCH_FIRINGS', 20);
 const EVERY_S = envInt('BENCH_EVERY_S', 2);
@@ -21,7 +26,7 @@ const nominalOf = (jobId: string, scheduleId: string): number => {
 runBench('schedule-delay', FIRINGS * EVERY_S + 180, async () => {
   printHeader(`bench:schedule — nominal cron time → job submitTime ('@every ${EVERY_S}s', recording adapter)`);
   const adapter = new RecordingAdapter();
-  const s = await startStack({ adapterFor: async () => adapter });
+  const s = await startBenchStack({ adapterFor: async () => adapter });
 
   const cron = `@every ${EVERY_S}s`;
   const created = Date.now();

@@ -7,7 +7,13 @@ import { performance } from 'node:perf_hooks';
 import { jobWorkflowId } from '../domain/ids';
 import { singleJobDriverId } from '../domain/job';
 import { Collections } from '../lib/mongo';
-import { call, envInt, form, pool, printHeader, printHistoryBreakdown, printJson, printStats, printTarget, RecordingAdapter, round, runBench, startStack, stats, TINY_PY, until } from './lib';
+import { form, request } from '../testkit/http';
+import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
+import { until } from '../testkit/wait';
+import { printHistoryBreakdown } from './history';
+import { envInt, pool, runBench } from './lifecycle';
+import { RecordingAdapter } from './recording-adapter';
+import { startBenchStack, TINY_PY } from './stack';
 
 const N = envInt('BENCH_N', 200);
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
@@ -28,13 +34,13 @@ interface Sample {
 runBench('submit', 300, async () => {
   printHeader('bench:submit — POST /job/submit → adapter.launch (recording adapter)');
   const adapter = new RecordingAdapter();
-  const s = await startStack({ adapterFor: async () => adapter });
+  const s = await startBenchStack({ adapterFor: async () => adapter });
 
   let seq = 0;
   const submitOne = async (): Promise<Sample> => {
     const body = form({ name: `bench-submit-${seq++}`, language: 'PYTHON', jobClass: 'tiny' }, { pyFiles: [TINY_PY] });
     const t0 = performance.now();
-    const r = await call(s.url, 'POST', '/job/submit', body);
+    const r = await request(s.url, 'POST', '/job/submit', body);
     const t1 = performance.now();
     if (r.status !== 200) throw new Error(`submit: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
     const jobId = r.body.jobId as string;

@@ -1,5 +1,6 @@
 // Starts the dev stack's servers as child processes: the Temporal dev server (with its UI and the
-// service's search attributes) and mongo-java-server. Used by scripts/stack.ts and by the tests.
+// service's search attributes) and mongo-java-server; and says how the API and worker processes run.
+// Used by scripts/stack.ts and by testkit/.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -19,6 +20,19 @@ export interface ServicesOptions {
   headless?: boolean;
   /** More `--dynamic-config-value KEY=VALUE` settings (tests). */
   dynamicConfig?: Record<string, string | number | boolean>;
+}
+
+/**
+ * How the API and worker processes run: `dist`, the compiled JavaScript of `npm run build` (npm start), or
+ * `tsx`, the TypeScript sources (development, tests, benchmarks).
+ */
+export type ServiceRunner = 'dist' | 'tsx';
+
+export function serviceCommand(name: 'api' | 'worker', runner: ServiceRunner): { cmd: string; args: string[] } {
+  if (runner === 'tsx') return { cmd: path.join(ROOT, 'node_modules', '.bin', 'tsx'), args: [path.join(ROOT, name, 'main.ts')] };
+  const entry = path.join(ROOT, 'dist', `${name}.js`);
+  if (!existsSync(entry)) throw new Error(`${path.relative(ROOT, entry)} is missing: run npm run build`);
+  return { cmd: process.execPath, args: ['--enable-source-maps', entry] };
 }
 
 export interface Services {

@@ -1,11 +1,12 @@
 // The whole service on one machine: Temporal dev server (UI on 8233), mongo-java-server, the worker and
-// the API, each a child process. `up` runs in the foreground; Ctrl-C or `down` stops everything it started.
+// the API, each a child process; the worker and the API run the compiled JavaScript of `npm run build`.
+// `up` runs in the foreground; Ctrl-C or `down` stops everything it started.
 // Ports and folders: TEMPORAL_PORT, TEMPORAL_UI_PORT, MONGO_PORT, API_PORT, STACK_DIR (see README).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../lib/config';
-import { killDrivers, startServices, stopProc, waitForPort } from './services';
+import { killDrivers, serviceCommand, startServices, stopProc, waitForPort } from './services';
 
 const env = process.env;
 const stackDir = env.STACK_DIR ?? path.join(ROOT, '.stack');
@@ -24,6 +25,8 @@ async function up() {
     const pid = Number(readFileSync(pidFile, 'utf8'));
     if (isAlive(pid)) throw new Error(`the stack is already running (pid ${pid}); stop it with: npm run stop`);
   }
+  // Before anything starts: a missing build stops here with its message.
+  const commands = { worker: serviceCommand('worker', 'dist'), api: serviceCommand('api', 'dist') };
   mkdirSync(logDir, { recursive: true });
   writeFileSync(pidFile, String(process.pid));
   console.log(`starting Temporal (:${ports.temporal}, UI :${ports.temporalUi}) and MongoDB-protocol server (:${ports.mongo}); data in ${dataDir}`);
@@ -43,10 +46,9 @@ async function up() {
     MONGO_URL: services.mongoUrl,
     API_PORT: String(ports.api),
   };
-  const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-  const run = (name: string, entry: string): ChildProcess => {
+  const run = (name: keyof typeof commands): ChildProcess => {
     const out = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
-    const p = spawn(tsx, [path.join(ROOT, entry)], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(commands[name].cmd, commands[name].args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     p.stdout?.pipe(out);
     p.stderr?.pipe(out);
     p.stderr?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d}`));
@@ -58,8 +60,8 @@ async function up() {
     });
     return p;
   };
-  const worker = run('worker', 'worker/main.ts');
-  const api = run('api', 'api/main.ts');
+  const worker = run('worker');
+  const api = run('api');
   let stopping = false;
   const stop = async (code = 0) => {
     if (stopping) return;

@@ -1,5 +1,7 @@
 // Entry point of the worker process. More workers on the same task queue add capacity.
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/log';
 import { connectStore, prepareStore } from '../lib/mongo';
@@ -7,15 +9,20 @@ import { createWorker } from './worker';
 
 const log = logger('worker');
 
+// `npm run build` puts the workflow bundle beside the compiled entry (dist/workflow-bundle.js). Run from the
+// sources (tsx) there is none, and the worker bundles the workflows at start, so it never runs stale ones.
+const PREBUILT_BUNDLE = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
+
 async function main() {
   const config = loadConfig();
   // The SDK's own log lines (worker state changes) at the service's level, warnings by default at info.
   Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
   const store = await connectStore(config);
   await prepareStore(store);
-  const { worker, run } = await createWorker(config, store);
+  const bundle = existsSync(PREBUILT_BUNDLE) ? { codePath: PREBUILT_BUNDLE } : undefined;
+  const { worker, run } = await createWorker(config, store, { bundle });
   // run() resolves after shutdown(); the SDK installs SIGTERM/SIGINT handlers that call it.
-  log.info('polling', { taskQueue: worker.options.taskQueue, temporal: config.TEMPORAL_ADDRESS });
+  log.info('polling', { taskQueue: worker.options.taskQueue, temporal: config.TEMPORAL_ADDRESS, workflows: bundle ? 'prebuilt' : 'bundled at start' });
   await run();
   await store.close();
   log.info('stopped');

@@ -1,7 +1,7 @@
 // Builds the Temporal worker: every workflow and the activities, on the main task queue.
 // Used by worker/main.ts and by the end-to-end tests (which run it in-process).
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle, type WorkerOptions as TemporalWorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle, type WorkflowBundleOption, type WorkerOptions as TemporalWorkerOptions } from '@temporalio/worker';
 import type { ClusterAdapter } from '../domain/driver';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
@@ -24,8 +24,8 @@ const quietBundlerLogger = {
 };
 
 export interface WorkerOptions {
-  /** A prebuilt bundle (tests build it once for all files). */
-  bundle?: WorkflowBundle;
+  /** A prebuilt bundle: its code (built once per test run) or its file (dist/workflow-bundle.js); built at start otherwise. */
+  bundle?: WorkflowBundleOption;
   /** Replaces the cluster adapters (tests, benchmarks). */
   adapterFor?: (clusterName: string) => Promise<ClusterAdapter>;
   /** Extra Temporal worker options (benchmarks' experiments). */

@@ -2,8 +2,8 @@
 # The image of the API and the worker: compiled JavaScript (npm run build → dist/, with the prebuilt
 # workflow bundle), production node_modules only, non-root. One image, two commands:
 #
-#   API:    node dist/api/main.js      (the default command; listens on API_PORT, 9888)
-#   worker: node dist/worker/main.js
+#   API:    node dist/api.js      (the default command; listens on API_PORT, 9888)
+#   worker: node dist/worker.js
 #
 #   docker build -f deploy/docker/service.Dockerfile -t spark-orchestrator:dev .
 #
@@ -25,7 +25,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build \
- && test -f dist/api/main.js && test -f dist/worker/main.js && test -f dist/workflow-bundle.js
+ && test -f dist/api.js && test -f dist/worker.js && test -f dist/workflow-bundle.js
 
 # ── production dependencies ──────────────────────────────────────────────────────────────
 FROM ${BUILD_IMAGE} AS deps
@@ -47,8 +47,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY deploy/docker/healthcheck.mjs ./healthcheck.mjs
-# The local adapter starts <dist>/runner/runner.py; the driver image has the runner already.
-RUN set -eux; ln -s /opt/spark-orchestrator/runner dist/runner; \
+# The local adapter starts <root>/runner/runner.py (root: the folder above dist/); the driver image has the runner already.
+RUN set -eux; ln -s /opt/spark-orchestrator/runner runner; \
     mkdir -p /var/lib/spark-orchestrator; chown 185:185 /var/lib/spark-orchestrator
 # HOME: the spark user's is /nonexistent, and spark-submit --packages resolves into ~/.ivy2.
 ENV NODE_ENV=production LOG_FORMAT=json STACK_DIR=/var/lib/spark-orchestrator \
@@ -58,7 +58,7 @@ USER 185:185
 EXPOSE 9888
 # tini reaps the spark-submit processes a killed driver leaves behind.
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/worker/main.js"]
+CMD ["node", "dist/worker.js"]
 
 # ── API and worker for k8s clusters (default target) ─────────────────────────────────────
 FROM node AS runtime
@@ -79,4 +79,4 @@ VOLUME /var/lib/spark-orchestrator
 USER 185:185
 EXPOSE 9888
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/api/main.js"]
+CMD ["node", "dist/api.js"]

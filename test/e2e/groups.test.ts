@@ -199,7 +199,7 @@ describe('a PYTHON group of interactive drivers', () => {
     // workflow went through it, and everything above kept working across the runs.
     const runs = await eventually(async () => {
       const statuses: string[] = [];
-      for await (const w of h.deps.temporal.workflow.list({ query: `WorkflowId = 'group/${groupId}'` })) statuses.push(w.status.name);
+      for await (const w of h.temporal.workflow.list({ query: `WorkflowId = 'group/${groupId}'` })) statuses.push(w.status.name);
       return statuses.includes('CONTINUED_AS_NEW') ? statuses : undefined;
     }, 10_000);
     expect(runs.length).toBeGreaterThan(1);

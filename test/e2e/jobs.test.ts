@@ -1,9 +1,10 @@
 // Single jobs end to end: HTTP API → Temporal job workflow → local adapter → real spark-submit, with the
 // job stream watched over Socket.IO and SSE.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { io as ioClient, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
@@ -108,8 +109,10 @@ public class CountJob {
   }
 }`,
     );
-    execFileSync('javac', ['-cp', path.join(h.config.SPARK_HOME, 'jars', '*'), '-d', dir, path.join(dir, 'CountJob.java')]);
-    execFileSync('jar', ['cf', path.join(dir, 'count.jar'), '-C', dir, 'CountJob.class']);
+    // Not execFileSync: javac takes seconds, and an event loop blocked longer than the server's keep-alive
+    // timeout makes the next request on a kept-alive connection fail with ECONNRESET.
+    await promisify(execFile)('javac', ['-cp', path.join(h.config.SPARK_HOME, 'jars', '*'), '-d', dir, path.join(dir, 'CountJob.java')]);
+    await promisify(execFile)('jar', ['cf', path.join(dir, 'count.jar'), '-C', dir, 'CountJob.class']);
     const r = await call(
       h,
       'POST',

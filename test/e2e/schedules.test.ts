@@ -1,11 +1,10 @@
 // Schedules end to end: HTTP API → schedule keeper workflow → Temporal Schedule → ordinary job workflows
 // running real spark-submit on the local cluster.
-import { mkdtempSync } from 'node:fs';
-import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServices } from '../../scripts/services';
+import { startServers } from '../../testkit/servers';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
 const APP = { pyFiles: [{ name: 'tick.py', content: 'import sys\nprint("TICK", sys.argv[1:])\n' }] };
@@ -121,20 +120,10 @@ describe('schedules', () => {
   });
 });
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-
 describe('schedules across restarts', () => {
   it('loses no tick when the worker and the Temporal server restart', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'sched-restart-'));
-    const ports = { temporalPort: await freePort(), temporalUiPort: await freePort(), mongoPort: await freePort() };
-    const opts = { stackDir: path.resolve('.stack'), dataDir: path.join(dir, 'data'), logDir: path.join(dir, 'logs'), persistent: true, headless: true, ...ports };
-    let services = await startServices(opts);
+    let services = await startServers({ dir, persistent: true });
     const env = { TEMPORAL_ADDRESS: services.temporalAddress, MONGO_URL: services.mongoUrl };
     let h = await startHarness({ env });
     try {
@@ -148,7 +137,7 @@ describe('schedules across restarts', () => {
       await services.stop();
       const downAt = Date.now();
       await new Promise((res) => setTimeout(res, 15_000));
-      services = await startServices(opts);
+      services = await startServers({ dir, persistent: true, ports: services.ports });
       h = await startHarness({ env: { ...env, MONGO_URL: mongoUrl, MONGO_DB: h.config.MONGO_DB, TASK_QUEUE: h.config.TASK_QUEUE, DRIVER_DIR: h.config.DRIVER_DIR } });
       const upAt = Date.now();
       // The ticks that fell in the outage run after it (catch-up), and ticks go on afterwards.
@@ -163,6 +152,7 @@ describe('schedules across restarts', () => {
     } finally {
       await h.stop().catch(() => undefined);
       await services.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

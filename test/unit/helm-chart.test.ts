@@ -342,8 +342,8 @@ describe('API and worker', () => {
     const { api, worker } = deployments(everything);
     expect(api.spec.replicas).toBe(3);
     expect(worker.spec.replicas).toBe(5);
-    expect(api.spec.template.spec.containers[0].command).toEqual(['node', 'dist/api/main.js']);
-    expect(worker.spec.template.spec.containers[0].command).toEqual(['node', 'dist/worker/main.js']);
+    expect(api.spec.template.spec.containers[0].command).toEqual(['node', 'dist/api.js']);
+    expect(worker.spec.template.spec.containers[0].command).toEqual(['node', 'dist/worker.js']);
     expect(api.spec.template.spec.containers[0].image).toBe('spark-orchestrator:0.1.0');
     expect(worker.spec.template.spec.containers[0].image).toBe('registry.example.com/spark-orchestrator-spark:0.1.0');
     expect(api.spec.template.spec.nodeSelector).toEqual({ pool: 'api' });

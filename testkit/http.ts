@@ -1,4 +1,4 @@
-// HTTP helpers shared by the end-to-end tests and the benchmarks (no test-runner imports here).
+// HTTP helpers shared by the tests and the benchmarks (no test-runner imports here).
 
 export interface Reply {
   status: number;
@@ -22,6 +22,13 @@ export async function request(base: string, method: string, p: string, body?: un
     // not JSON
   }
   return { status: res.status, body: parsed };
+}
+
+/** Like request, but a status other than 200 throws with the body's message; returns the body. */
+export async function ok(base: string, method: string, p: string, body?: unknown): Promise<any> {
+  const r = await request(base, method, p, body);
+  if (r.status !== 200) throw new Error(`${method} ${p}: HTTP ${r.status}: ${typeof r.body === 'string' ? r.body : JSON.stringify(r.body)}`);
+  return r.body;
 }
 
 /** A multipart form of string fields and named files. */

@@ -1,7 +1,7 @@
 // Single jobs on a k8s cluster (the real adapter against the fake API server), and the SSE job stream's
 // resumption with Last-Event-ID.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeK8s, type FakeK8s } from '../fake-k8s';
+import { startFakeK8s, type FakeK8s } from '../../testkit/fake-k8s';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
 let h: Harness;

@@ -1,4 +1,4 @@
-// The k8s adapter against the in-process fake API server (test/fake-k8s.ts), which validates every
+// The k8s adapter against the in-process fake API server (testkit/fake-k8s.ts), which validates every
 // manifest against the Kubernetes schema and plays pod phases.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
@@ -18,7 +18,7 @@ import { buildDriverManifests } from '../../activities/adapters/k8s/manifests';
 import { k8sNames, Labels } from '../../activities/adapters/k8s/names';
 import { DEFAULT_RUNNER_PATH, HADOOP_AWS_PACKAGE, type K8sCluster } from '../../activities/adapters/k8s/options';
 import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../domain/driver';
-import { startFakeK8s, type FakeK8s, type KObject } from '../fake-k8s';
+import { startFakeK8s, type FakeK8s, type KObject } from '../../testkit/fake-k8s';
 
 const NS = 'spark-jobs';
 const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7-python3', K8S_NAMESPACE: NS, ARTIFACT_DIR: '/srv/artifacts' };

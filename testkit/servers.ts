@@ -1,0 +1,51 @@
+// The two servers every integration test, end-to-end test and benchmark needs: a Temporal dev server and
+// mongo-java-server, as child processes on free ports with their data and logs under one folder.
+import net from 'node:net';
+import path from 'node:path';
+import { ROOT } from '../lib/config';
+import { startServices, type Services } from '../scripts/services';
+
+export { killDrivers } from '../scripts/services';
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+
+export interface ServersOptions {
+  /** Data in `<dir>/data`, logs in `<dir>/logs`. */
+  dir: string;
+  /** Keep data in files (tests that restart a server) or in memory (benchmarks). */
+  persistent: boolean;
+  /** Where the servers are installed (scripts/setup.sh); default STACK_DIR or `.stack`. */
+  stackDir?: string;
+  /** More Temporal dynamic configuration. */
+  dynamicConfig?: Record<string, string | number | boolean>;
+  /** Fixed ports, e.g. to restart the servers on the same addresses; free ports otherwise. */
+  ports?: { temporal: number; temporalUi: number; mongo: number };
+}
+
+export interface Servers extends Services {
+  ports: { temporal: number; temporalUi: number; mongo: number };
+}
+
+export async function startServers(o: ServersOptions): Promise<Servers> {
+  const ports = o.ports ?? { temporal: await freePort(), temporalUi: await freePort(), mongo: await freePort() };
+  const services = await startServices({
+    stackDir: o.stackDir ?? process.env.STACK_DIR ?? path.join(ROOT, '.stack'),
+    dataDir: path.join(o.dir, 'data'),
+    logDir: path.join(o.dir, 'logs'),
+    temporalPort: ports.temporal,
+    temporalUiPort: ports.temporalUi,
+    mongoPort: ports.mongo,
+    persistent: o.persistent,
+    headless: true,
+    dynamicConfig: o.dynamicConfig,
+  });
+  return { ...services, ports };
+}

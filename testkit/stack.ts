@@ -1,0 +1,118 @@
+// Service start-up for a test or a benchmark: configuration, MongoDB and Temporal clients, the real API on
+// a free port (startApi, as api/main.ts runs it) and the worker, against servers already running
+// (testkit/servers.ts). The worker runs in this process (so a test can replace the cluster adapter) or as
+// its own process, as deployed.
+import type { Client } from '@temporalio/client';
+import { DefaultLogger, Runtime, type Worker, type WorkflowBundleOption, type WorkerOptions } from '@temporalio/worker';
+import type { ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { ClusterAdapter } from '../domain/driver';
+import { startApi } from '../api/server';
+import { loadConfig, type Config } from '../lib/config';
+import { connectStore, prepareStore, type Store } from '../lib/mongo';
+import { connectTemporal } from '../lib/temporal';
+import { stopProc, type ServiceRunner } from '../scripts/services';
+import { createWorker } from '../worker/worker';
+import { spawnService, waitForPoller } from './processes';
+
+export interface StackOptions {
+  temporalAddress: string;
+  mongoUrl: string;
+  /** Folder of this stack: artifacts, driver folders, the worker process's log. */
+  dir: string;
+  /** Names the database (`<prefix>_<id>`) and task queue (`<prefix>-<id>`), so stacks on the same servers do not meet. */
+  id: string;
+  prefix: string;
+  /** Configuration over process.env (variable names of lib/config.ts). */
+  env?: Record<string, string>;
+  /**
+   * in-process (default): a worker in this process, which may replace the adapter; process: worker/main.ts
+   * as its own process, so API and worker do not share an event loop; none: no worker (a test starts its own).
+   */
+  worker?: 'in-process' | 'process' | 'none';
+  /** A prebuilt workflow bundle for an in-process worker (built once per run). */
+  bundle?: WorkflowBundleOption;
+  /** Replaces the cluster adapter lookup of an in-process worker's activities (no Spark, no Kubernetes). */
+  adapterFor?: (clusterName: string) => Promise<ClusterAdapter>;
+  /** Extra Temporal worker options of an in-process worker. */
+  workerOptions?: Partial<WorkerOptions>;
+  /** How a worker process runs (default tsx). */
+  runner?: ServiceRunner;
+}
+
+export interface Stack {
+  config: Config;
+  store: Store;
+  temporal: Client;
+  /** Base URL of the API, e.g. http://127.0.0.1:12345/api/v1 */
+  url: string;
+  /** The in-process worker, if any. */
+  worker?: Worker;
+  /** Stops the worker, the API and the clients; every step runs even if an earlier one failed. */
+  stop(): Promise<void>;
+}
+
+/** The SDK's worker-state lines would drown test and benchmark output; one Runtime per process. */
+export function quietTemporal(level: 'WARN' | 'ERROR' | 'INFO' | 'DEBUG' = 'WARN'): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger(level) });
+  } catch {
+    // already installed in this process
+  }
+}
+
+export async function startStack(o: StackOptions): Promise<Stack> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TEMPORAL_ADDRESS: o.temporalAddress,
+    MONGO_URL: o.mongoUrl,
+    MONGO_DB: `${o.prefix}_${o.id}`,
+    TASK_QUEUE: `${o.prefix}-${o.id}`,
+    ARTIFACT_DIR: path.join(o.dir, 'artifacts'),
+    DRIVER_DIR: path.join(o.dir, 'drivers'),
+    ...o.env,
+  };
+  const config = loadConfig(env);
+  const steps: [what: string, fn: () => Promise<unknown>][] = [];
+  const stop = async () => {
+    for (const [what, fn] of steps.reverse().splice(0)) {
+      try {
+        await fn();
+      } catch (e) {
+        console.error(`! stopping ${what}: ${(e as Error).message}`);
+      }
+    }
+  };
+  try {
+    const store = await connectStore(config);
+    steps.push(['mongo client', () => store.close()]);
+    await prepareStore(store);
+    const temporal = await connectTemporal(config);
+    steps.push(['temporal client', () => temporal.connection.close()]);
+    const api = await startApi({ config, store, temporal, port: 0, host: '127.0.0.1' });
+    steps.push(['api', () => api.close()]);
+    let worker: Worker | undefined;
+    if ((o.worker ?? 'in-process') === 'in-process') {
+      const w = await createWorker(config, store, { bundle: o.bundle, adapterFor: o.adapterFor, overrides: o.workerOptions });
+      worker = w.worker;
+      const running = w.run();
+      running.catch((e: unknown) => console.error(`! worker stopped: ${(e as Error).message}`));
+      steps.push([
+        'worker',
+        async () => {
+          if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+          await running.catch(() => undefined);
+        },
+      ]);
+    } else if (o.worker === 'process') {
+      const logFile = path.join(o.dir, 'worker.log');
+      const child: ChildProcess = spawnService('worker', o.runner ?? 'tsx', { ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' }, logFile);
+      steps.push(['worker process', () => stopProc(child)]);
+      await waitForPoller(temporal, config, child, 60_000, logFile);
+    }
+    return { config, store, temporal, url: api.url, worker, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
