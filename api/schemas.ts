@@ -29,7 +29,7 @@ const intString = (min: number) =>
     .regex(/^[0-9]+$/, 'must be a whole number')
     .refine((s) => Number(s) >= min, `must be at least ${min}`);
 
-/** memorySettingsCreation (spec §2.7): every value a string. */
+/** memorySettingsCreation (docs/api.md: Memory settings): every value a string. */
 export const MemorySettingsCreation = z
   .object({
     executors: intString(0),

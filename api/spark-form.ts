@@ -10,7 +10,7 @@ import { MemorySettingsCreation } from './schemas';
 
 const str = (max: number, what = 'characters') => z.string().max(max, `must be at most ${max} ${what}`);
 
-/** Memory fields as separate form fields (spec §2.7). */
+/** Memory fields as separate form fields (docs/api.md: Memory settings). */
 export const memoryFormFields = MemorySettingsCreation.shape;
 
 export const sparkFormFields = {

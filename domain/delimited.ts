@@ -1,4 +1,4 @@
-// Parsers of the delimited strings of spec §2.1. Each returns a value or throws FieldError naming the
+// Parsers of the delimited strings of docs/api.md: Delimited strings. Each returns a value or throws FieldError naming the
 // field, so the API answers 409 with a message a client can act on. Deterministic (no I/O).
 
 export class FieldError extends Error {

@@ -1,4 +1,4 @@
-// Memory settings (spec §2.7): form fields (all strings) → typed settings → Spark properties.
+// Memory settings (docs/api.md: Memory settings): form fields (all strings) → typed settings → Spark properties.
 import { checkJvmMemory, FieldError, parseBoolField, parseIntField } from './delimited';
 import type { MemorySettings } from './types';
 

@@ -1,11 +1,11 @@
-// Resource shapes of the interface (spec §2) as the read models store them and the API returns them.
+// Resource shapes of the interface (docs/api.md) as the read models store them and the API returns them.
 // Each shape is written once, as a zod schema; its TypeScript type is inferred from it. The API uses
 // the schemas for its OpenAPI document, the projections and workflows use the types (domain/types.ts
 // re-exports them, type-only, so no workflow bundle carries zod).
 import { z } from 'zod';
 import { CLUSTER_TYPES, GROUP_KINDS, GROUP_STATES, JOB_STATES, JOB_TYPES, LANGUAGES, SCHEDULE_STATES } from './states';
 
-/** spec §2.7, response form. Absent values are omitted. */
+/** docs/api.md: Memory settings, response form. Absent values are omitted. */
 export const MemorySettings = z.object({
   executors: z.number().int().optional(),
   driverCores: z.number().int().optional(),
@@ -19,7 +19,7 @@ export const MemorySettings = z.object({
 });
 export type MemorySettings = z.infer<typeof MemorySettings>;
 
-/** spec §2.4. `language` is documented as a plain string, as the interface lists it for jobs. */
+/** docs/api.md: Job. `language` is documented as a plain string, as the interface lists it for jobs. */
 export const Job = z.object({
   jobId: z.string(),
   groupId: z.string().optional(),
@@ -46,7 +46,7 @@ export const Job = z.object({
 });
 export type Job = z.infer<typeof Job>;
 
-/** spec §2.5 */
+/** docs/api.md: Job instance result */
 export const JobInstanceResult = z.object({
   jobInstanceId: z.string(),
   jobId: z.string().optional(),
@@ -60,7 +60,7 @@ export const JobInstanceResult = z.object({
 });
 export type JobInstanceResult = z.infer<typeof JobInstanceResult>;
 
-/** spec §2.3 */
+/** docs/api.md: Group */
 export const Group = z.object({
   id: z.string(),
   name: z.string(),
@@ -82,7 +82,7 @@ export const Group = z.object({
 });
 export type Group = z.infer<typeof Group>;
 
-/** spec §2.6 */
+/** docs/api.md: Schedule */
 export const Schedule = z.object({
   id: z.string(),
   name: z.string(),
@@ -107,7 +107,7 @@ export const Schedule = z.object({
 });
 export type Schedule = z.infer<typeof Schedule>;
 
-/** spec §2.9 */
+/** docs/api.md: Job log entry */
 export const JobLogEntry = z.object({
   name: z.string(),
   type: z.string(),
@@ -120,7 +120,7 @@ export const JobLogEntry = z.object({
 });
 export type JobLogEntry = z.infer<typeof JobLogEntry>;
 
-/** One object storage of a cluster (spec §2.8); the same schema validates what a client sends. */
+/** One object storage of a cluster (docs/api.md: Cluster); the same schema validates what a client sends. */
 export const Storage = z
   .object({
     sparkBucket: z.string().trim().min(1).max(255).optional(),
@@ -135,7 +135,7 @@ export const Storage = z
   .strict();
 export type Storage = z.infer<typeof Storage>;
 
-/** spec §2.8, response form: secret-bearing fields show a mask where a value is stored. */
+/** docs/api.md: Cluster, response form: secret-bearing fields show a mask where a value is stored. */
 export const Cluster = z.object({
   id: z.string(),
   name: z.string(),

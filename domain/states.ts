@@ -1,4 +1,4 @@
-// States of the interface (spec §3) as const objects with derived union types.
+// States of the interface (docs/api.md: Job states) as const objects with derived union types.
 // Deterministic: imported by workflows and by the API alike.
 
 export const JobState = {
@@ -14,7 +14,7 @@ export const JobState = {
 export type JobState = (typeof JobState)[keyof typeof JobState];
 export const JOB_STATES = Object.values(JobState) as [JobState, ...JobState[]];
 
-/** The extended shape's default job-state filter of every list (spec §4.1, §4.11, §4.16). */
+/** The extended shape's default job-state filter of every list (operations 4.1, 4.11, 4.16). */
 export const DEFAULT_JOB_STATE_FILTER: JobState[] = ['SUBMITTED', 'STARTING', 'READY', 'BUSY'];
 
 /** A job in one of these states will not change again. */

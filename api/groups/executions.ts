@@ -1,4 +1,4 @@
-// Executions in a group (spec §2.5, §4.5–4.7): each is a short workflow `jobinstance/<id>` that waits
+// Executions in a group (docs/api.md: Job instance result; operations 4.5–4.7): each is a short workflow `jobinstance/<id>` that waits
 // for a free driver of the group, runs the job class or code there and records the result.
 import { randomUUID } from 'node:crypto';
 import type { JobInstanceInput, JobInstanceRecord } from '../../domain/group';

@@ -1,4 +1,4 @@
-// Groups of interactive drivers (spec §2.3, §4.1–4.4, §4.8, §4.10). Each group is the entity workflow
+// Groups of interactive drivers (docs/api.md: Group; operations 4.1–4.4, 4.8, 4.10). Each group is the entity workflow
 // `group/<groupId>`; its name is reserved before the workflow starts, and every change is an update of
 // that workflow, which also writes the read model the reads here come from.
 import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';

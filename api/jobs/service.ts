@@ -1,4 +1,4 @@
-// Single jobs (spec §2.4, §4.16–4.20): submit starts the workflow `job/<jobId>`; reads come from the
+// Single jobs (docs/api.md: Job; operations 4.16–4.20): submit starts the workflow `job/<jobId>`; reads come from the
 // read model the workflow projects; cancel, stop and delete go through the workflow.
 import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';

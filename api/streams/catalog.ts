@@ -1,4 +1,4 @@
-// The streams of the interface (spec §4.9, §4.20) and their filters, shared by both transports.
+// The streams of the interface (operations 4.9, 4.20) and their filters, shared by both transports.
 import type { Document } from 'mongodb';
 import { parseTags } from '../../domain/delimited';
 import { arrayParam } from '../list';

@@ -13,7 +13,7 @@ import {
 } from '../../domain/delimited';
 import { memorySparkConf, parseMemorySettings } from '../../domain/memory';
 
-describe('delimited strings (spec §2.1)', () => {
+describe('delimited strings (docs/api.md: Delimited strings)', () => {
   it('parses tags and formats them back', () => {
     expect(parseTags('tags', 'team=data; env = prod;;url=a=b')).toEqual({ team: 'data', env: 'prod', url: 'a=b' });
     expect(formatTags({ a: '1', b: '2' })).toBe('a=1;b=2');
@@ -55,7 +55,7 @@ describe('delimited strings (spec §2.1)', () => {
   });
 });
 
-describe('memory settings (spec §2.7)', () => {
+describe('memory settings (docs/api.md: Memory settings)', () => {
   it('parses form strings into typed settings and Spark properties', () => {
     const m = parseMemorySettings({ executors: '2', driverMemory: '1g', dynamicAllocation: 'true', minExecutors: '1', maxExecutors: '3' });
     expect(m).toEqual({ executors: 2, driverMemory: '1g', dynamicAllocation: true, minExecutors: 1, maxExecutors: 3 });
