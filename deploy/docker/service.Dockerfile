@@ -21,8 +21,9 @@ ARG NODE_IMAGE=node:20.19-bookworm-slim
 # ── compile ──────────────────────────────────────────────────────────────────────────────
 FROM ${BUILD_IMAGE} AS build
 WORKDIR /app
+# npm install, not npm ci: the lock file lacks @swc/core's per-platform packages that some registries do not serve (see README), which npm ci refuses; npm install still installs the locked versions.
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm install --no-audit --no-fund
 COPY . .
 RUN npm run build \
  && test -f dist/api.js && test -f dist/worker.js && test -f dist/workflow-bundle.js
@@ -31,7 +32,7 @@ RUN npm run build \
 FROM ${BUILD_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # ── the node runtime both targets share ──────────────────────────────────────────────────
 FROM ${NODE_IMAGE} AS node
