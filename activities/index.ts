@@ -6,6 +6,7 @@ import { createAdapterRegistry, type AdapterLookup } from './adapters/registry';
 import { createDriverActivities } from './drivers';
 import { createProjection } from './projection';
 import { createScheduleActivities } from './schedules';
+import { createSqlEngineActivities } from './sql-engines';
 
 export interface ActivityDeps {
   config: Config;
@@ -18,10 +19,12 @@ export interface ActivityDeps {
 
 export function createActivities({ config, store, adapterFor, temporal }: ActivityDeps) {
   const projection = createProjection(store);
+  const adapters = adapterFor ?? createAdapterRegistry(config, store);
   return {
     ...projection,
     ...createScheduleActivities(temporal),
-    ...createDriverActivities(config, adapterFor ?? createAdapterRegistry(config, store), projection),
+    ...createDriverActivities(config, adapters, projection),
+    ...createSqlEngineActivities(config, adapters),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;

@@ -3,6 +3,7 @@
 // replayed write never moves a state backwards.
 import type { Collection, Document } from 'mongodb';
 import { parseTags } from '../domain/delimited';
+import type { SqlEngineRecord } from '../domain/sql-engine';
 import type { Group, Job, JobInstanceResult, Schedule } from '../domain/types';
 import { Collections, type Store } from '../lib/mongo';
 
@@ -41,6 +42,13 @@ export function createProjection(store: Store) {
     },
     async projectResult(result: JobInstanceResult, version: number): Promise<boolean> {
       return upsertVersioned(store.col(Collections.results), result.jobInstanceId, version, { ...result });
+    },
+    async projectSqlEngine(engine: SqlEngineRecord, version: number): Promise<boolean> {
+      return upsertVersioned(store.col(Collections.sqlEngines), engine.id, version, { ...engine });
+    },
+    /** A stopped engine leaves the read model; its workflow ends right after, so no later write follows. */
+    async deleteSqlEngineRecord(engineId: string): Promise<void> {
+      await store.col(Collections.sqlEngines).deleteOne({ _id: engineId } as Document);
     },
     /** Removes a job's record (DELETE /job/{id}); done by an activity so the read model keeps one writer. */
     async deleteJobRecord(jobId: string): Promise<void> {

@@ -3,6 +3,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import type { Store } from '../lib/mongo';
+import type { SqlRuntime } from './sql/execute/runtime';
 import type { Feeds } from './streams/feed';
 
 export interface ApiDeps {
@@ -11,4 +12,6 @@ export interface ApiDeps {
   temporal: Client;
   /** The change feeds the streams fan out (created with the app when not given). */
   feeds?: Feeds;
+  /** Session pools and running engines of SQL statements (created with the app when not given). */
+  sql?: SqlRuntime;
 }

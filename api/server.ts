@@ -9,6 +9,7 @@ import type { Store } from '../lib/mongo';
 import { createApp } from './app';
 import type { ApiDeps } from './deps';
 import { API_PREFIX } from './routing';
+import { createSqlRuntime } from './sql/execute/runtime';
 import { createFeeds } from './streams/feed';
 import { attachSocketIo } from './streams/socketio';
 
@@ -37,7 +38,7 @@ const urlHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.
 export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const { config, store, temporal } = opts;
   const feeds = createFeeds(store);
-  const deps: ApiDeps = { config, store, temporal, feeds };
+  const deps: ApiDeps = { config, store, temporal, feeds, sql: createSqlRuntime(config, temporal) };
   const server = http.createServer(createApp(deps).callback());
   const io = attachSocketIo(server, feeds);
   const host = opts.host ?? config.API_HOST;
@@ -54,7 +55,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       // SSE responses never end by themselves.
       server.closeAllConnections();
       await closed;
-      await feeds.close();
+      await Promise.all([feeds.close(), deps.sql?.close()]);
     })());
   return { deps, server, url, close };
 }

@@ -4,6 +4,8 @@
 // Adapters run only inside activities. Every method is idempotent, so a retried activity never starts
 // a second driver: the driverId names the process or pod deterministically.
 // Deterministic (no I/O): workflows import it.
+import type { EngineEndpoint } from './sql-engine';
+import type { SqlEngine } from './states';
 import type { JobLogEntry, SparkSpec } from './types';
 
 export interface DriverSpec {
@@ -13,13 +15,28 @@ export interface DriverSpec {
    * finds the first driver instead of starting another.
    */
   driverId: string;
-  /** application: the user's Spark application; runner: runner/runner.py serving a group's task queue. */
-  role: 'application' | 'runner';
+  /**
+   * application: the user's Spark application; runner: runner/runner.py serving a group's task queue;
+   * sql-engine: an SQL engine (`engine` says which) that listens for statements.
+   */
+  role: 'application' | 'runner' | 'sql-engine';
   spark: SparkSpec;
+  /** role sql-engine only. */
+  engine?: SqlEngineSpec;
   /** Extra environment of the driver process (the runner's Temporal address, task queue, ...). */
   env: Record<string, string>;
   /** Ids to label the driver with (jobId, groupId, scheduleId), for operators and selectors. */
   labels: Record<string, string>;
+}
+
+/**
+ * An SQL engine to launch. SPARK_SQL: Spark's Thrift Server (HiveServer2 protocol) with the cluster's Spark
+ * settings; TRINO: a Trino coordinator with the tpch and memory catalogs. `stateKey` names what outlives
+ * the engine's generations (warehouse and metastore of SPARK_SQL): the same key finds the same tables.
+ */
+export interface SqlEngineSpec {
+  type: SqlEngine;
+  stateKey: string;
 }
 
 export const DriverPhase = {
@@ -42,6 +59,8 @@ export interface DriverStatus {
   /** Why it failed or is unknown, in words for the job's `error`. */
   message?: string;
   exitCode?: number;
+  /** Where an SQL engine listens (role sql-engine), once the adapter knows; listening may come later. */
+  endpoint?: EngineEndpoint;
   /** Epoch ms when the driver started running / ended, when known. */
   startTime?: number;
   endTime?: number;

@@ -20,4 +20,6 @@ export const SearchAttr = {
   clusterName: 'SparkClusterName',
   jobState: 'SparkJobState',
   jobType: 'SparkJobType',
+  /** The engine id of an SQL engine workflow (sparksql-<clusterId>, trino-<clusterId>). */
+  sqlEngine: 'SparkSqlEngine',
 } as const;

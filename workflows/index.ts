@@ -3,4 +3,5 @@ export { groupWorkflow } from './group';
 export { singleJobWorkflow } from './job';
 export { jobInstanceWorkflow } from './job-instance';
 export { scheduleWorkflow } from './schedule';
+export { sqlEngineWorkflow } from './sql-engine';
 export { deleteGroupWorkflow, deleteJobWorkflow, driverLogsWorkflow } from './ops';

@@ -10,6 +10,7 @@ export const SA = {
   clusterName: defineSearchAttributeKey(SearchAttr.clusterName, SearchAttributeType.KEYWORD),
   jobState: defineSearchAttributeKey(SearchAttr.jobState, SearchAttributeType.KEYWORD),
   jobType: defineSearchAttributeKey(SearchAttr.jobType, SearchAttributeType.KEYWORD),
+  sqlEngine: defineSearchAttributeKey(SearchAttr.sqlEngine, SearchAttributeType.KEYWORD),
 };
 
 /** Sets keyword search attributes; undefined values are left out. */

@@ -11,6 +11,7 @@ import { conflict, notFound } from '../errors';
 import { findPage, parseListQuery, searchFilter, type Page } from '../list';
 import { checkUrl, type ClusterCreate, type ClusterUpdate } from './schemas';
 import { maskSecret, sealClusterSecrets as sealSecrets } from '../../lib/cluster-secrets';
+import { stopClusterEngines } from '../sql/engines/stop';
 
 type Query = Record<string, string | string[] | undefined>;
 export type ClusterDoc = Record<string, unknown> & { _id: string; id: string; name: string; type: string; url: string };
@@ -109,7 +110,7 @@ export async function updateCluster(deps: ApiDeps, id: string, body: ClusterUpda
   await nameChecked(body.name, () => clustersOf(deps).replaceOne({ _id: stored._id }, JSON.parse(JSON.stringify(merged))));
 }
 
-/** Only a cluster that no running job, active group or live schedule uses may go; `default` never. */
+/** Only a cluster that no running job, active group or live schedule uses may go (its SQL engines stop); `default` never. */
 export async function deleteCluster(deps: ApiDeps, id: string): Promise<void> {
   const { store } = deps;
   const c = await getClusterDoc(deps, id);
@@ -122,5 +123,7 @@ export async function deleteCluster(deps: ApiDeps, id: string): Promise<void> {
   if (using.some((n) => n > 0)) {
     throw conflict(`cluster '${c.name}' is in use by ${using[0]} running jobs, ${using[1]} active groups and ${using[2]} schedules`);
   }
+  // SQL engines belong to the cluster: they stop with it.
+  await stopClusterEngines(deps, c.id);
   await clustersOf(deps).deleteOne({ _id: c._id });
 }

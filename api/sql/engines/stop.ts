@@ -1,0 +1,26 @@
+// Stopping SQL engines: on request, and when their cluster is deleted (imported by the clusters feature,
+// so it imports nothing of it).
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Document } from 'mongodb';
+import { sqlEngineWorkflowId, type SqlEngineRecord } from '../../../domain/sql-engine';
+import type { SqlEngine } from '../../../domain/states';
+import { Collections } from '../../../lib/mongo';
+import { stopEngineUpdate } from '../../../workflows/sql-engine';
+import type { ApiDeps } from '../../deps';
+
+export async function stopEngine(deps: ApiDeps, clusterId: string, type: SqlEngine, reason: string): Promise<void> {
+  await deps.temporal.workflow.getHandle(sqlEngineWorkflowId(clusterId, type)).executeUpdate(stopEngineUpdate, { args: [reason] });
+}
+
+/** Stops every engine of a cluster that is being deleted. */
+export async function stopClusterEngines(deps: ApiDeps, clusterId: string): Promise<void> {
+  const docs = await deps.store.col<SqlEngineRecord & Document>(Collections.sqlEngines).find({ clusterId }).toArray();
+  await Promise.all(
+    docs.map((d) =>
+      stopEngine(deps, clusterId, d.type, 'its cluster was deleted').catch((e) => {
+        if (!(e instanceof WorkflowNotFoundError)) throw e;
+      }),
+    ),
+  );
+}
+

@@ -1,0 +1,123 @@
+// 4.26 Execute an SQL statement: on the cluster's running engine of the requested type (started and
+// waited for when there is none), through a pooled session, recorded in the query history.
+// A statement the engine refuses answers 200 with info.state ERROR; only client mistakes are 4xx.
+import { randomUUID } from 'node:crypto';
+import type { Document } from 'mongodb';
+import { SqlEngineState, type SqlEngineRecord } from '../../../domain/sql-engine';
+import type { SqlHistoryEntry, SqlStatementCreation, SqlStatementResult } from '../../../domain/sql';
+import type { SqlEngine } from '../../../domain/states';
+import { logger } from '../../../lib/log';
+import { Collections } from '../../../lib/mongo';
+import type { StatementOutcome } from '../../../lib/sql/types';
+import { getClusterDoc } from '../../clusters/service';
+import type { ApiDeps } from '../../deps';
+import { ApiError, conflict, overLimit } from '../../errors';
+import { ensureEngine, failedMessage, runningEngine } from '../engines/service';
+import type { SqlRuntime } from './runtime';
+
+const log = logger('sql');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Deps = ApiDeps & { sql: SqlRuntime };
+
+/** The running engine of a cluster and type: cached, else the read model, else started and waited for. */
+async function engineFor(deps: Deps, clusterId: string, type: SqlEngine): Promise<SqlEngineRecord> {
+  const cached = deps.sql.cached(clusterId, type);
+  if (cached) return cached;
+  let r = await runningEngine(deps, clusterId, type);
+  if (!r) {
+    const cluster = await getClusterDoc(deps, clusterId);
+    r = await ensureEngine(deps, cluster, type, { force: false, wait: true });
+    if (r.state !== SqlEngineState.RUNNING || !r.endpoint) throw conflict(failedMessage(r));
+  }
+  deps.sql.remember(r);
+  return r;
+}
+
+/**
+ * After a session broke on `dead`: the engine the workflow runs now. Waits while the workflow has not yet
+ * noticed (the record still names the same generation), up to the start timeout.
+ */
+async function replacementOf(deps: Deps, dead: SqlEngineRecord): Promise<SqlEngineRecord> {
+  deps.sql.forget(dead);
+  const deadline = Date.now() + deps.config.SQL_ENGINE_START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const r = await runningEngine(deps, dead.clusterId, dead.type);
+    if (r && r.generation !== dead.generation) return r;
+    if (!r) return engineFor(deps, dead.clusterId, dead.type);
+    await sleep(250);
+  }
+  return dead;
+}
+
+async function runOn(deps: Deps, body: SqlStatementCreation, timeoutMs: number, signal: AbortSignal) {
+  let engine = await engineFor(deps, body.clusterId, body.engine);
+  const opts = { maxRows: body.maxRows, timeoutMs, signal };
+  for (let attempt = 1; ; attempt++) {
+    deps.sql.touch(engine);
+    try {
+      return { engine, outcome: await deps.sql.pools[body.engine].run(engine.endpoint!, body.statement, opts) };
+    } catch (e) {
+      // The session broke (engine died or restarted): once more on the engine the workflow runs now.
+      if (attempt >= 2 || signal.aborted) throw conflict(`the ${body.engine} engine could not be reached: ${(e as Error).message}`);
+      log.warn('SQL session broke; retrying on the current engine', { engineId: engine.id, err: String(e) });
+      engine = await replacementOf(deps, engine);
+    }
+  }
+}
+
+/** The history record of a statement, as stored (SqlHistoryEntry plus _id). */
+function historyDoc(id: string, body: SqlStatementCreation, e: SqlEngineRecord | undefined, o?: StatementOutcome): SqlHistoryEntry & Document {
+  const info = o?.info;
+  return {
+    _id: id,
+    id,
+    clusterId: body.clusterId,
+    clusterName: e?.clusterName ?? '',
+    engine: body.engine,
+    engineId: e?.id ?? '',
+    statement: body.statement,
+    state: info?.state ?? 'RUNNING',
+    creationTime: info?.creationTime ?? Date.now(),
+    ...(info?.startTime !== undefined ? { startTime: info.startTime } : {}),
+    ...(info?.completionTime !== undefined ? { completionTime: info.completionTime } : {}),
+    ...(o ? { rows: o.rows.length } : {}),
+    maxRows: body.maxRows,
+    ...(info?.exception ? { error: info.exception } : {}),
+  };
+}
+
+export async function executeStatement(
+  deps: Deps,
+  body: SqlStatementCreation & { timeoutMs?: number },
+  signal: AbortSignal,
+): Promise<SqlStatementResult> {
+  const { config, store } = deps;
+  if (body.maxRows > config.SQL_MAX_ROWS) {
+    throw overLimit(`maxRows: ${body.maxRows} is above this service's limit of ${config.SQL_MAX_ROWS} (SQL_MAX_ROWS)`);
+  }
+  const timeoutMs = Math.min(body.timeoutMs ?? config.SQL_STATEMENT_TIMEOUT_MS, config.SQL_STATEMENT_TIMEOUT_MS);
+  const history = store.col<Document>(Collections.sqlHistory);
+  const id = randomUUID().replace(/-/g, '');
+  const creationTime = Date.now();
+  const write = (doc: Document) =>
+    history.replaceOne({ _id: id } as Document, doc, { upsert: true }).catch((err) => log.warn('query history not written', { id, err: String(err) }));
+  // The RUNNING record is written beside the statement's own work; the final one before answering, so a
+  // client that lists the history next finds its statement there.
+  const running = write({ ...historyDoc(id, body, deps.sql.cached(body.clusterId, body.engine)), creationTime });
+  let result: Awaited<ReturnType<typeof runOn>>;
+  try {
+    result = await runOn(deps, body, timeoutMs, signal);
+  } catch (e) {
+    await running;
+    if (e instanceof ApiError && e.status === 409) {
+      const info = { state: 'ERROR' as const, creationTime, completionTime: Date.now(), exception: e.message };
+      await write(historyDoc(id, body, undefined, { info, columns: [], rows: [], logs: [] }));
+    } else await history.deleteOne({ _id: id } as Document).catch(() => undefined);
+    throw e;
+  }
+  const { engine, outcome } = result;
+  await running;
+  await write(historyDoc(id, body, engine, { ...outcome, info: { ...outcome.info, creationTime } }));
+  return { info: { ...outcome.info, creationTime }, columns: outcome.columns, rows: outcome.rows, logs: outcome.logs };
+}

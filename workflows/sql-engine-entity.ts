@@ -1,0 +1,244 @@
+// The state of one SQL engine workflow and what its messages do to it (the diagram is in sql-engine.ts).
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { DriverSpec, DriverStatus } from '../domain/driver';
+import { failureMessage } from '../domain/failure';
+import {
+  sqlEngineDriverId,
+  sqlEngineId,
+  SqlEngineState,
+  type SqlEngineRecord,
+  type SqlEngineWorkflowInput,
+} from '../domain/sql-engine';
+import { drivers, projection, watch } from './activity-options';
+import { setSearch } from './search';
+import { WriteVersions } from './versions';
+
+/** Waiting for an engine to answer: its own timeout (input.startTimeoutMs) bounds the activity. */
+const engineStart = (timeoutMs: number) =>
+  proxyActivities<Activities>({
+    startToCloseTimeout: timeoutMs + 60_000,
+    heartbeatTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '10s', nonRetryableErrorTypes: ['ClusterNotFound', 'EngineFailed'] },
+  });
+
+/** An engine that dies this often within CRASH_WINDOW_MS is FAILED instead of restarted again. */
+const CRASH_LIMIT = 3;
+const CRASH_WINDOW_MS = 5 * 60_000;
+
+export type Step = 'again' | 'stopped' | 'continue-as-new';
+
+export class SqlEngineEntity {
+  record: SqlEngineRecord;
+  private readonly versions: WriteVersions;
+  private lastUsed: number;
+  private usedBump = 0;
+  private deaths: number[];
+  /** Set by ensure on a FAILED engine, or by force on a STARTING one: launch a new generation. */
+  private relaunch = false;
+  private stopReason: string | undefined;
+  private stopped = false;
+  private launchScope: CancellationScope | undefined;
+
+  constructor(private readonly input: SqlEngineWorkflowInput) {
+    const r = input.resume;
+    this.versions = new WriteVersions(r?.version ?? 0);
+    this.lastUsed = r?.lastUsed ?? Date.now();
+    this.deaths = r?.deaths ?? [];
+    this.record = r?.record ?? {
+      id: sqlEngineId(input.clusterId, input.type),
+      clusterId: input.clusterId,
+      clusterName: input.clusterName,
+      type: input.type,
+      state: SqlEngineState.STARTING,
+      generation: 0,
+      createdTime: input.createdTime,
+    };
+  }
+
+  // ---- messages -----------------------------------------------------------------------------------
+  async ensure({ force, wait }: { force: boolean; wait: boolean }): Promise<SqlEngineRecord> {
+    this.used();
+    const { state } = this.record;
+    if (state === SqlEngineState.FAILED) this.relaunch = true;
+    if (force && state === SqlEngineState.STARTING && this.launchScope) {
+      this.relaunch = true;
+      this.launchScope.cancel();
+    }
+    if (wait) await condition(() => this.settled() || this.stopReason !== undefined);
+    if (this.stopReason !== undefined) throw ApplicationFailure.nonRetryable(`the engine was stopped: ${this.stopReason}`, 'EngineStopped');
+    return this.record;
+  }
+
+  checkNotStopping(): void {
+    if (this.stopReason !== undefined) throw new Error(`the ${this.input.type} engine is stopping (${this.stopReason}); try again`);
+  }
+
+  async requestStop(reason: string): Promise<void> {
+    this.stopReason ??= reason;
+    this.launchScope?.cancel();
+    await condition(() => this.stopped);
+  }
+
+  used(): void {
+    this.lastUsed = Date.now();
+    this.usedBump++;
+  }
+
+  /** RUNNING or FAILED, with no relaunch pending: what an `ensure` with wait returns on. */
+  private settled(): boolean {
+    return !this.relaunch && (this.record.state === SqlEngineState.RUNNING || this.record.state === SqlEngineState.FAILED);
+  }
+
+  // ---- the loop -----------------------------------------------------------------------------------
+  async begin(): Promise<void> {
+    setSearch({ clusterName: this.input.clusterName, sqlEngine: this.record.id, jobType: 'SQL_ENGINE' });
+    if (!this.input.resume) await this.write({});
+  }
+
+  async step(): Promise<Step> {
+    if (this.stopReason !== undefined) {
+      await this.stop();
+      return 'stopped';
+    }
+    switch (this.record.state) {
+      case SqlEngineState.STARTING:
+        await this.launch();
+        return 'again';
+      case SqlEngineState.RUNNING:
+        return this.keepRunning();
+      default:
+        return this.waitWhileFailed();
+    }
+  }
+
+  continueInput(): SqlEngineWorkflowInput {
+    const resume = { record: this.record, version: this.versions.last, lastUsed: this.lastUsed, deaths: this.deaths };
+    return { ...this.input, resume };
+  }
+
+  private spec(driverId: string): DriverSpec {
+    const { clusterId, type, spark } = this.input;
+    return {
+      driverId,
+      role: 'sql-engine',
+      engine: { type, stateKey: clusterId },
+      spark,
+      env: {},
+      labels: { sqlEngineId: this.record.id, clusterId },
+    };
+  }
+
+  /** Launches the next generation and waits until it answers: RUNNING, or FAILED with the reason. */
+  private async launch(): Promise<void> {
+    const generation = this.record.generation + 1;
+    const driverId = sqlEngineDriverId(this.input.clusterId, this.input.type, generation);
+    const { clusterName, type, startTimeoutMs } = this.input;
+    await this.write({ state: SqlEngineState.STARTING, generation, driverId, endpoint: undefined, startTime: undefined });
+    this.relaunch = false;
+    const scope = new CancellationScope();
+    this.launchScope = scope;
+    try {
+      const endpoint = await scope.run(async () => {
+        await drivers.launchDriver(clusterName, this.spec(driverId));
+        return engineStart(startTimeoutMs).awaitEngineReady(clusterName, driverId, type, startTimeoutMs);
+      });
+      await this.write({ state: SqlEngineState.RUNNING, endpoint, startTime: Date.now(), error: undefined });
+    } catch (e) {
+      await CancellationScope.nonCancellable(() => drivers.removeDriver(clusterName, driverId));
+      // Forced (a new generation follows) or stopping (step() stops next).
+      if (isCancellation(e) && (this.relaunch || this.stopReason !== undefined)) return;
+      await this.write({ state: SqlEngineState.FAILED, error: failureMessage(e) });
+    } finally {
+      this.launchScope = undefined;
+    }
+  }
+
+  /** Watches the running engine until it dies, is stopped, idles out, or history asks for a new run. */
+  private async keepRunning(): Promise<Step> {
+    const { clusterName } = this.input;
+    const driverId = this.record.driverId as string;
+    let ended: DriverStatus | undefined;
+    const scope = new CancellationScope();
+    const watching = scope.run(async () => {
+      let st: DriverStatus = { phase: 'RUNNING' };
+      while (st.phase === 'RUNNING' || st.phase === 'UNKNOWN') st = await watch.watchDriver(clusterName, driverId, st);
+      ended = st;
+    });
+    watching.catch(() => undefined);
+    const next = await this.waitIdle(() => ended !== undefined);
+    scope.cancel();
+    if (ended) await this.died(ended);
+    return next;
+  }
+
+  /** Waits until `done()`, a stop, the idle deadline (which becomes a stop), or a continue-as-new suggestion. */
+  private async waitIdle(done: () => boolean): Promise<Step> {
+    for (;;) {
+      const remaining = this.lastUsed + this.input.idleStopMs - Date.now();
+      if (remaining <= 0) {
+        this.stopReason ??= `idle for ${Math.round(this.input.idleStopMs / 1000)} s (SQL_ENGINE_IDLE_MS)`;
+        return 'again';
+      }
+      const bump = this.usedBump;
+      const suggested = () => workflowInfo().continueAsNewSuggested;
+      const woke = await condition(
+        () => done() || this.relaunch || this.stopReason !== undefined || bump !== this.usedBump || suggested(),
+        remaining,
+      );
+      if (done() || this.relaunch || this.stopReason !== undefined) return 'again';
+      if (woke && suggested()) return 'continue-as-new';
+    }
+  }
+
+  private async died(st: DriverStatus): Promise<void> {
+    const { clusterName } = this.input;
+    await drivers.removeDriver(clusterName, this.record.driverId as string);
+    const now = Date.now();
+    this.deaths = [...this.deaths.filter((t) => now - t < CRASH_WINDOW_MS), now];
+    const what = `the engine's driver ended (${st.phase}${st.message ? `: ${st.message}` : ''})`;
+    if (this.deaths.length >= CRASH_LIMIT) {
+      const error = `${what}; it died ${this.deaths.length} times within ${CRASH_WINDOW_MS / 60_000} minutes, so it is not restarted again`;
+      await this.write({ state: SqlEngineState.FAILED, endpoint: undefined, error });
+    } else {
+      await this.write({ state: SqlEngineState.STARTING, endpoint: undefined, error: `${what}; restarted` });
+    }
+  }
+
+  private async waitWhileFailed(): Promise<Step> {
+    const next = await this.waitIdle(() => false);
+    if (this.relaunch && this.stopReason === undefined) {
+      this.deaths = [];
+      await this.write({ state: SqlEngineState.STARTING });
+    }
+    return next;
+  }
+
+  /** Stops at once (the workflow was cancelled). */
+  async stopNow(reason: string): Promise<void> {
+    this.stopReason ??= reason;
+    await this.stop();
+  }
+
+  private async stop(): Promise<void> {
+    if (this.record.driverId) await CancellationScope.nonCancellable(() => drivers.removeDriver(this.input.clusterName, this.record.driverId as string));
+    this.record = { ...this.record, state: SqlEngineState.STOPPED, endpoint: undefined };
+    setSearch({ jobState: SqlEngineState.STOPPED });
+    await projection.deleteSqlEngineRecord(this.record.id);
+    this.stopped = true;
+  }
+
+  private async write(change: Partial<SqlEngineRecord>): Promise<void> {
+    this.record = { ...this.record, ...change };
+    for (const k of Object.keys(change) as (keyof SqlEngineRecord)[]) if (change[k] === undefined) delete this.record[k];
+    if (change.state) setSearch({ jobState: change.state });
+    await projection.projectSqlEngine(this.record, this.versions.next());
+  }
+}
