@@ -14,6 +14,7 @@ import { healthRoutes } from './health/routes';
 import { jobRoutes } from './jobs/routes';
 import { API_PREFIX, mount, openApiDocument, type RouteDef } from './routing';
 import { scheduleRoutes } from './schedules/routes';
+import { sqlRoutes } from './sql/routes';
 import { createFeeds } from './streams/feed';
 import { streamRoutes } from './streams/routes';
 
@@ -25,7 +26,7 @@ const log = logger('api');
 export function allRoutes(deps: ApiDeps): RouteDef[] {
   deps.feeds ??= createFeeds(deps.store);
   // Stream paths come before `/job/:jobId` so that `/job/updates` is not read as a job id.
-  return [...healthRoutes(deps), ...streamRoutes(deps.feeds), ...clusterRoutes(deps), ...jobRoutes(deps), ...groupRoutes(deps), ...scheduleRoutes(deps)];
+  return [...healthRoutes(deps), ...streamRoutes(deps.feeds), ...clusterRoutes(deps), ...jobRoutes(deps), ...groupRoutes(deps), ...scheduleRoutes(deps), ...sqlRoutes(deps)];
 }
 
 export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): Koa {

@@ -3,6 +3,7 @@
 import type { Document } from 'mongodb';
 import { z } from 'zod';
 import type { Job, JobInstanceResult } from '../domain/resources';
+import type { SqlHistoryEntry } from '../domain/sql';
 import { resourceOf } from './list';
 
 /** The read-model document → the Job resource (internal fields dropped). */
@@ -10,6 +11,9 @@ export const toJob = (d: Document): Job => resourceOf<Job>(d);
 
 /** Results carry their group's name, cluster and tags for the stream filters; the resource does not. */
 export const toResult = (d: Document): JobInstanceResult => resourceOf<JobInstanceResult>(d, ['clusterName']);
+
+/** A query-history document → the SqlHistoryEntry resource (its `_id` is the entry's id). */
+export const toSqlHistory = (d: Document): SqlHistoryEntry => resourceOf<SqlHistoryEntry>(d);
 
 export const IdResponse = (key: string) => z.object({ [key]: z.string() });
 

@@ -1,6 +1,6 @@
 // Runs the benchmarks one after another, each in its own process (each starts and stops its own stack):
 //   npm run bench                    all of them
-//   npm run bench -- submit k8s      some of them (submit, k8s, group, schedule, startup)
+//   npm run bench -- submit k8s      some of them (submit, k8s, group, schedule, startup, sql)
 // Exits non-zero if any benchmark failed (a missed target is not a failure; the figures say so).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -13,6 +13,7 @@ const ALL: Record<string, string> = {
   group: 'group-execute.ts',
   schedule: 'schedule-delay.ts',
   startup: 'startup.ts',
+  sql: 'sql.ts',
 };
 
 const names = process.argv.slice(2);

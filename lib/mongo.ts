@@ -1,5 +1,5 @@
 // MongoDB: the read models (jobs, groups, schedules, job instance results), written only by activities,
-// and the documents the API owns (clusters, saved SQL statements, notebooks).
+// and the documents the API owns (clusters, saved SQL statements, notebooks, query history).
 // Only the standard driver API is used, so a real replica set works unchanged.
 import { type Collection, type Db, MongoClient, type Document } from 'mongodb';
 import { ClusterType } from '../domain/states';
@@ -13,6 +13,10 @@ export const Collections = {
   results: 'jobInstanceResults',
   sqlSaved: 'sqlSaved',
   notebooks: 'sqlNotebooks',
+  /** Query history, written by the API that ran each statement (RUNNING, then its final state). */
+  sqlHistory: 'sqlHistory',
+  /** SQL engine read model, written by the engine workflows' projection. */
+  sqlEngines: 'sqlEngines',
   /** Name reservations of groups and schedules (`group:<name>`), owned by the API, so two creates of one name cannot both win. */
   names: 'names',
 } as const;
@@ -50,6 +54,8 @@ export async function prepareStore(store: Store): Promise<void> {
     col(Collections.results).createIndex({ groupId: 1 }),
     col(Collections.sqlSaved).createIndex({ name: 1 }),
     col(Collections.notebooks).createIndex({ name: 1 }),
+    col(Collections.sqlHistory).createIndex({ creationTime: -1 }),
+    col(Collections.sqlHistory).createIndex({ clusterId: 1 }),
   ]);
   const now = Date.now();
   try {

@@ -1,11 +1,15 @@
-// The streams of the interface (operations 4.9, 4.20) and their filters, shared by both transports.
+// The streams of the interface (operations 4.9, 4.20) and the query-history stream, with their filters,
+// shared by both transports.
 import type { Document } from 'mongodb';
 import { parseTags } from '../../domain/delimited';
-import { arrayParam } from '../list';
-import { toJob, toResult } from '../resources';
+import { SQL_ENGINES } from '../../domain/sql';
+import { arrayParam, enumArrayParam } from '../list';
+import { toJob, toResult, toSqlHistory } from '../resources';
 
 export type Query = Record<string, string | string[] | undefined>;
 export type Predicate = (doc: Document) => boolean;
+
+const inList = (list: string[] | undefined, v: unknown) => !list?.length || list.includes(String(v));
 
 /** Filters of §4.9 and §4.20: every given filter must match; within one filter any value matches. */
 export function streamFilter(q: Query): Predicate {
@@ -14,7 +18,6 @@ export function streamFilter(q: Query): Predicate {
   const clusterNames = arrayParam(q, 'clusterNames');
   const groupNames = arrayParam(q, 'groupNames');
   const tags = parseTags('tags', typeof q.tags === 'string' ? q.tags : undefined);
-  const inList = (list: string[] | undefined, v: unknown) => !list?.length || list.includes(String(v));
   return (d) =>
     inList(jobIds, d.jobId) &&
     inList(groupIds, d.groupId) &&
@@ -23,17 +26,12 @@ export function streamFilter(q: Query): Predicate {
     Object.entries(tags).every(([k, v]) => (d.tagMap as Record<string, string> | undefined)?.[k] === v);
 }
 
-export const STREAMS = [
-  { path: '/job/updates', namespace: '/jobs', event: 'job', feed: 'jobs', render: toJob, what: 'Stream of job changes (4.20)' },
-  {
-    path: '/group/job/result/updates',
-    namespace: '/group-job-results',
-    event: 'jobInstanceResult',
-    feed: 'results',
-    render: toResult,
-    what: 'Stream of interactive job result changes (4.9)',
-  },
-] as const;
+/** Filters of the query-history stream; an unknown engine is refused like in the history list. */
+export function sqlHistoryFilter(q: Query): Predicate {
+  const clusterIds = arrayParam(q, 'clusterIds');
+  const engines = enumArrayParam(q, 'engines', SQL_ENGINES);
+  return (d) => inList(clusterIds, d.clusterId) && inList(engines, d.engine);
+}
 
 export const FILTER_QUERY = [
   { name: 'jobIds', description: 'job ids', array: true },
@@ -42,3 +40,41 @@ export const FILTER_QUERY = [
   { name: 'groupNames', description: 'group names (result stream)', array: true },
   { name: 'tags', description: 'key1=value1;key2=value2' },
 ];
+
+const SQL_HISTORY_FILTER_QUERY = [
+  { name: 'clusterIds', description: 'cluster ids', array: true },
+  { name: 'engines', description: 'SPARK_SQL, TRINO', array: true },
+];
+
+export const STREAMS = [
+  {
+    path: '/job/updates',
+    namespace: '/jobs',
+    event: 'job',
+    feed: 'jobs',
+    render: toJob,
+    filter: streamFilter,
+    query: FILTER_QUERY,
+    what: 'Stream of job changes (4.20)',
+  },
+  {
+    path: '/group/job/result/updates',
+    namespace: '/group-job-results',
+    event: 'jobInstanceResult',
+    feed: 'results',
+    render: toResult,
+    filter: streamFilter,
+    query: FILTER_QUERY,
+    what: 'Stream of interactive job result changes (4.9)',
+  },
+  {
+    path: '/sql/history/updates',
+    namespace: '/sql-history',
+    event: 'sqlStatement',
+    feed: 'sqlHistory',
+    render: toSqlHistory,
+    filter: sqlHistoryFilter,
+    query: SQL_HISTORY_FILTER_QUERY,
+    what: 'Stream of query-history changes: each statement as it starts and ends',
+  },
+] as const;

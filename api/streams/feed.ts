@@ -108,11 +108,14 @@ function toEvent(c: ChangeStreamDocument): FeedEvent | undefined {
 export interface Feeds {
   jobs: ChangeFeed;
   results: ChangeFeed;
+  sqlHistory: ChangeFeed;
   close(): Promise<void>;
 }
 
 export function createFeeds(store: Store): Feeds {
   const jobs = new ChangeFeed(store.col(Collections.jobs), 'jobs');
   const results = new ChangeFeed(store.col(Collections.results), 'results');
-  return { jobs, results, close: async () => void (await Promise.all([jobs.close(), results.close()])) };
+  const sqlHistory = new ChangeFeed(store.col(Collections.sqlHistory), 'sqlHistory');
+  const all = [jobs, results, sqlHistory];
+  return { jobs, results, sqlHistory, close: async () => void (await Promise.all(all.map((f) => f.close()))) };
 }

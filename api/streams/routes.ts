@@ -1,10 +1,10 @@
 // SSE endpoints of the streams, declared like every other route (so they appear in the OpenAPI document).
 import { route } from '../routing';
-import { FILTER_QUERY, STREAMS, streamFilter } from './catalog';
+import { STREAMS } from './catalog';
 import type { Feeds } from './feed';
 import { sse } from './sse';
 
-/** SSE endpoints. Each event: `id: <resume token>`, `event: job|jobInstanceResult`, `data: <resource JSON>`. */
+/** SSE endpoints. Each event: `id: <resume token>`, `event: <the stream's event>`, `data: <resource JSON>`. */
 export const streamRoutes = (feeds: Feeds) =>
   STREAMS.map((s) =>
     route({
@@ -12,8 +12,8 @@ export const streamRoutes = (feeds: Feeds) =>
       path: s.path,
       tag: 'streams',
       summary: `${s.what}, as Server-Sent Events (also Socket.IO namespace ${s.namespace}, event '${s.event}')`,
-      query: FILTER_QUERY,
+      query: [...s.query],
       errors: [400, 409],
-      handler: async ({ ctx, query }) => sse(ctx, feeds[s.feed], streamFilter(query), s.event, s.render),
+      handler: async ({ ctx, query }) => sse(ctx, feeds[s.feed], s.filter(query), s.event, s.render),
     }),
   );

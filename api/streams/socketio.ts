@@ -1,7 +1,7 @@
 // Socket.IO namespaces over the same change feeds as the SSE endpoints.
 import type http from 'node:http';
 import { Server as SocketServer } from 'socket.io';
-import { STREAMS, streamFilter, type Predicate, type Query } from './catalog';
+import { STREAMS, type Predicate, type Query } from './catalog';
 import type { Feeds } from './feed';
 
 /** Socket.IO namespaces over the same feeds; filters come from the handshake query. */
@@ -11,7 +11,7 @@ export function attachSocketIo(server: http.Server, feeds: Feeds): SocketServer 
     io.of(s.namespace).on('connection', (socket) => {
       let match: Predicate;
       try {
-        match = streamFilter(socket.handshake.query as Query);
+        match = s.filter(socket.handshake.query as Query);
       } catch (e) {
         socket.emit('error', { message: (e as Error).message });
         socket.disconnect(true);
