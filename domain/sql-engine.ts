@@ -10,7 +10,12 @@ export { SQL_ENGINES, SqlEngine } from './states';
  * FAILED: could not be started (the reason is in `error`); the workflow waits for a new create or
  * execute to try again. A stopped engine (DELETE, idle, cluster deleted) leaves the list.
  */
-export const SqlEngineState = { STARTING: 'STARTING', RUNNING: 'RUNNING', FAILED: 'FAILED', STOPPED: 'STOPPED' } as const;
+export const SqlEngineState = {
+  STARTING: 'STARTING',
+  RUNNING: 'RUNNING',
+  FAILED: 'FAILED',
+  STOPPED: 'STOPPED',
+} as const;
 export type SqlEngineState = (typeof SqlEngineState)[keyof typeof SqlEngineState];
 
 /** Where a running engine listens: HiveServer2 Thrift (SPARK_SQL) or Trino's HTTP protocol (TRINO). */
@@ -31,9 +36,21 @@ export function parseSqlEngineId(id: string): { clusterId: string; type: SqlEngi
 }
 /** One engine per cluster and type (Kyuubi's server share level): workflow `sqlengine/<clusterId>/<type>`. */
 export const sqlEngineWorkflowId = (clusterId: string, type: SqlEngine): string => `sqlengine/${clusterId}/${type}`;
-/** Driver ids of an engine's generations: each restart launches a new one, so a dead one is never found again. */
-export const sqlEngineDriverId = (clusterId: string, type: SqlEngine, generation: number): string =>
-  `${sqlEngineId(clusterId, type)}-g${generation}`;
+/**
+ * Driver ids of an engine's generations: each restart launches a new one, so a dead one is never found again.
+ * `createdTime` (the workflow input's) tells apart the engines a cluster has over time: generations count
+ * from 1 again after a stop, and adapters keep a removed driver's id taken (the local one keeps its folder,
+ * a deleted pod may still terminate), so a new engine's `-g1` must not be the stopped one's.
+ */
+export function sqlEngineDriverId(
+  clusterId: string,
+  type: SqlEngine,
+  generation: number,
+  createdTime?: number,
+): string {
+  const created = createdTime === undefined ? '' : `-${createdTime.toString(36)}`;
+  return `${sqlEngineId(clusterId, type)}${created}-g${generation}`;
+}
 
 /** The engine read model (collection sqlEngines), written only by the engine workflow's projection. */
 export interface SqlEngineRecord {

@@ -14,6 +14,7 @@ import {
   sqlEngineDriverId,
   sqlEngineId,
   SqlEngineState,
+  type EngineEndpoint,
   type SqlEngineRecord,
   type SqlEngineWorkflowInput,
 } from '../domain/sql-engine';
@@ -26,7 +27,11 @@ const engineStart = (timeoutMs: number) =>
   proxyActivities<Activities>({
     startToCloseTimeout: timeoutMs + 60_000,
     heartbeatTimeout: '30s',
-    retry: { initialInterval: '1s', maximumInterval: '10s', nonRetryableErrorTypes: ['ClusterNotFound', 'EngineFailed'] },
+    retry: {
+      initialInterval: '1s',
+      maximumInterval: '10s',
+      nonRetryableErrorTypes: ['ClusterNotFound', 'EngineFailed'],
+    },
   });
 
 /** An engine that dies this often within CRASH_WINDOW_MS is FAILED instead of restarted again. */
@@ -73,12 +78,16 @@ export class SqlEngineEntity {
       this.launchScope.cancel();
     }
     if (wait) await condition(() => this.settled() || this.stopReason !== undefined);
-    if (this.stopReason !== undefined) throw ApplicationFailure.nonRetryable(`the engine was stopped: ${this.stopReason}`, 'EngineStopped');
+    if (this.stopReason !== undefined) {
+      throw ApplicationFailure.nonRetryable(`the engine was stopped: ${this.stopReason}`, 'EngineStopped');
+    }
     return this.record;
   }
 
   checkNotStopping(): void {
-    if (this.stopReason !== undefined) throw new Error(`the ${this.input.type} engine is stopping (${this.stopReason}); try again`);
+    if (this.stopReason !== undefined) {
+      throw new Error(`the ${this.input.type} engine is stopping (${this.stopReason}); try again`);
+    }
   }
 
   async requestStop(reason: string): Promise<void> {
@@ -94,7 +103,9 @@ export class SqlEngineEntity {
 
   /** RUNNING or FAILED, with no relaunch pending: what an `ensure` with wait returns on. */
   private settled(): boolean {
-    return !this.relaunch && (this.record.state === SqlEngineState.RUNNING || this.record.state === SqlEngineState.FAILED);
+    return (
+      !this.relaunch && (this.record.state === SqlEngineState.RUNNING || this.record.state === SqlEngineState.FAILED)
+    );
   }
 
   // ---- the loop -----------------------------------------------------------------------------------
@@ -139,26 +150,53 @@ export class SqlEngineEntity {
   /** Launches the next generation and waits until it answers: RUNNING, or FAILED with the reason. */
   private async launch(): Promise<void> {
     const generation = this.record.generation + 1;
-    const driverId = sqlEngineDriverId(this.input.clusterId, this.input.type, generation);
-    const { clusterName, type, startTimeoutMs } = this.input;
-    await this.write({ state: SqlEngineState.STARTING, generation, driverId, endpoint: undefined, startTime: undefined });
+    const { clusterId, type, createdTime } = this.input;
+    const driverId = sqlEngineDriverId(clusterId, type, generation, createdTime);
+    await this.write({
+      state: SqlEngineState.STARTING,
+      generation,
+      driverId,
+      endpoint: undefined,
+      startTime: undefined,
+    });
     this.relaunch = false;
+    // A stop that came during the write: step() stops next, with nothing launched.
+    if (this.stopReason !== undefined) return;
     const scope = new CancellationScope();
     this.launchScope = scope;
+    let endpoint: EngineEndpoint | undefined;
+    let failure: unknown;
     try {
-      const endpoint = await scope.run(async () => {
-        await drivers.launchDriver(clusterName, this.spec(driverId));
-        return engineStart(startTimeoutMs).awaitEngineReady(clusterName, driverId, type, startTimeoutMs);
-      });
-      await this.write({ state: SqlEngineState.RUNNING, endpoint, startTime: Date.now(), error: undefined });
+      endpoint = await scope.run(() => this.startDriver(driverId));
     } catch (e) {
-      await CancellationScope.nonCancellable(() => drivers.removeDriver(clusterName, driverId));
-      // Forced (a new generation follows) or stopping (step() stops next).
-      if (isCancellation(e) && (this.relaunch || this.stopReason !== undefined)) return;
-      await this.write({ state: SqlEngineState.FAILED, error: failureMessage(e) });
+      failure = e;
     } finally {
       this.launchScope = undefined;
     }
+    // Forced (a new generation follows) or stopping (step() stops next); a force can come in the same
+    // activation as the answer, so the engine may have answered all the same.
+    const interrupted = this.relaunch || this.stopReason !== undefined;
+    if (endpoint && !interrupted) {
+      // Nobody could use the engine while it started: its idle time counts from now.
+      this.lastUsed = Date.now();
+      await this.write({ state: SqlEngineState.RUNNING, endpoint, startTime: Date.now(), error: undefined });
+      return;
+    }
+    await CancellationScope.nonCancellable(() => drivers.removeDriver(this.input.clusterName, driverId));
+    if (interrupted) return;
+    // The workflow itself was cancelled: its handler stops the engine.
+    if (isCancellation(failure)) throw failure;
+    await this.write({ state: SqlEngineState.FAILED, error: failureMessage(failure) });
+  }
+
+  /**
+   * Launches the driver and waits until it answers. Only the wait is cancelled: a launch cancelled in
+   * flight goes on in its activity and would leave a driver behind that was already "removed".
+   */
+  private async startDriver(driverId: string): Promise<EngineEndpoint> {
+    const { clusterName, type, startTimeoutMs } = this.input;
+    await CancellationScope.nonCancellable(() => drivers.launchDriver(clusterName, this.spec(driverId)));
+    return engineStart(startTimeoutMs).awaitEngineReady(clusterName, driverId, type, startTimeoutMs);
   }
 
   /** Watches the running engine until it dies, is stopped, idles out, or history asks for a new run. */
@@ -205,7 +243,8 @@ export class SqlEngineEntity {
     this.deaths = [...this.deaths.filter((t) => now - t < CRASH_WINDOW_MS), now];
     const what = `the engine's driver ended (${st.phase}${st.message ? `: ${st.message}` : ''})`;
     if (this.deaths.length >= CRASH_LIMIT) {
-      const error = `${what}; it died ${this.deaths.length} times within ${CRASH_WINDOW_MS / 60_000} minutes, so it is not restarted again`;
+      const within = `${this.deaths.length} times within ${CRASH_WINDOW_MS / 60_000} minutes`;
+      const error = `${what}; it died ${within}, so it is not restarted again`;
       await this.write({ state: SqlEngineState.FAILED, endpoint: undefined, error });
     } else {
       await this.write({ state: SqlEngineState.STARTING, endpoint: undefined, error: `${what}; restarted` });
@@ -228,7 +267,8 @@ export class SqlEngineEntity {
   }
 
   private async stop(): Promise<void> {
-    if (this.record.driverId) await CancellationScope.nonCancellable(() => drivers.removeDriver(this.input.clusterName, this.record.driverId as string));
+    const { driverId } = this.record;
+    if (driverId) await CancellationScope.nonCancellable(() => drivers.removeDriver(this.input.clusterName, driverId));
     this.record = { ...this.record, state: SqlEngineState.STOPPED, endpoint: undefined };
     setSearch({ jobState: SqlEngineState.STOPPED });
     await projection.deleteSqlEngineRecord(this.record.id);
@@ -237,7 +277,9 @@ export class SqlEngineEntity {
 
   private async write(change: Partial<SqlEngineRecord>): Promise<void> {
     this.record = { ...this.record, ...change };
-    for (const k of Object.keys(change) as (keyof SqlEngineRecord)[]) if (change[k] === undefined) delete this.record[k];
+    for (const k of Object.keys(change) as (keyof SqlEngineRecord)[]) {
+      if (change[k] === undefined) delete this.record[k];
+    }
     if (change.state) setSearch({ jobState: change.state });
     await projection.projectSqlEngine(this.record, this.versions.next());
   }

@@ -3,6 +3,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DriverSpec, DriverStatus } from '../../domain/driver';
 import type { TemporalScheduleDef } from '../../domain/schedule';
+import type { EngineEndpoint, SqlEngineRecord } from '../../domain/sql-engine';
+import type { SqlEngine } from '../../domain/states';
 import type { Group, Job, JobInstanceResult, Schedule } from '../../domain/types';
 
 type Phase = DriverStatus['phase'];
@@ -16,6 +18,8 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
   const launchErrors = new Map<string, Error[]>();
   /** Per driverId: a launch that waits this long (ms) first. */
   const launchDelay = new Map<string, number>();
+  /** Per driverId: a removal that waits this long (ms) first. */
+  const removeDelay = new Map<string, number>();
   const changed = (a: DriverStatus, b: DriverStatus) => a.phase !== b.phase || (b.appId !== undefined && b.appId !== a.appId);
 
   const activities = {
@@ -40,13 +44,22 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
       }
     },
     async removeDriver(_cluster: string, driverId: string): Promise<void> {
+      const delay = removeDelay.get(driverId);
+      if (delay) await new Promise((r) => setTimeout(r, delay));
       removed.push(driverId);
       drivers.delete(driverId);
     },
+    awaitEngineReady: (_cluster: string, driverId: string, type: SqlEngine, timeoutMs: number) =>
+      engineReady(() => drivers.get(driverId), type, timeoutMs),
   };
   const read = readModel();
   return {
     activities: { ...activities, ...read.activities },
+    /** An engine's driver runs and answers at `endpoint`: its awaitEngineReady resolves. */
+    ready: (driverId: string, endpoint: EngineEndpoint = { host: 'localhost', port: 10000 }) =>
+      drivers.set(driverId, { phase: 'RUNNING', endpoint }),
+    /** Launched and not removed (a driver launched after its removal shows here). */
+    alive: (driverId: string) => drivers.has(driverId),
     read,
     launches,
     removed,
@@ -54,13 +67,21 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
     set: (driverId: string, phase: Phase, extra: Partial<DriverStatus> = {}) => drivers.set(driverId, { phase, ...extra }),
     failLaunch: (driverId: string, ...errors: Error[]) => launchErrors.set(driverId, errors),
     slowLaunch: (driverId: string, ms: number) => launchDelay.set(driverId, ms),
+    slowRemove: (driverId: string, ms: number) => removeDelay.set(driverId, ms),
     projectJob: read.projectJob,
   };
 }
 
 /** The read model: every accepted write, per id, in order. */
 export function readModel() {
-  const writes = { jobs: new Map<string, Job[]>(), groups: new Map<string, Omit<Group, 'jobs'>[]>(), schedules: new Map<string, Omit<Schedule, 'jobs'>[]>() };
+  const writes = {
+    jobs: new Map<string, Job[]>(),
+    groups: new Map<string, Omit<Group, 'jobs'>[]>(),
+    schedules: new Map<string, Omit<Schedule, 'jobs'>[]>(),
+    sqlEngines: new Map<string, SqlEngineRecord[]>(),
+  };
+  /** Engines whose record was deleted after their last write. */
+  const deletedEngines = new Set<string>();
   const versions = new Map<string, number>();
   const results = new Map<string, JobInstanceResult>();
   function write<T>(kind: keyof typeof writes, id: string, doc: T, version: number): boolean {
@@ -81,6 +102,16 @@ export function readModel() {
       projectGroup: async (g: Omit<Group, 'jobs'>, v: number) => write('groups', g.id, g, v),
       projectSchedule: async (s: Omit<Schedule, 'jobs'>, v: number) => write('schedules', s.id, s, v),
       projectResult: async (r: JobInstanceResult) => void results.set(r.jobInstanceId, r),
+      async projectSqlEngine(r: SqlEngineRecord, v: number): Promise<boolean> {
+        const ok = write('sqlEngines', r.id, r, v);
+        if (ok) deletedEngines.delete(r.id);
+        return ok;
+      },
+      // Like the real deleteOne: the document and its version go, so a new workflow's writes land again.
+      async deleteSqlEngineRecord(id: string): Promise<void> {
+        deletedEngines.add(id);
+        versions.delete(`sqlEngines/${id}`);
+      },
     },
     job: (id: string) => last(writes.jobs, id),
     jobStates: (id: string) => (writes.jobs.get(id) ?? []).map((j) => j.state),
@@ -88,6 +119,10 @@ export function readModel() {
     group: (id: string) => last(writes.groups, id),
     schedule: (id: string) => last(writes.schedules, id),
     scheduleWrites: (id: string) => writes.schedules.get(id) ?? [],
+    /** The engine's record as stored: undefined once deleted. */
+    sqlEngine: (id: string) => (deletedEngines.has(id) ? undefined : last(writes.sqlEngines, id)),
+    sqlEngineWrites: (id: string) => writes.sqlEngines.get(id) ?? [],
+    sqlEngineStates: (id: string) => (writes.sqlEngines.get(id) ?? []).map((r) => r.state),
   };
 }
 
@@ -128,4 +163,31 @@ export function fakeTemporalSchedules() {
     slowApply: (ms: number) => (applyDelayMs = ms),
     maxInFlight: () => maxInFlight,
   };
+}
+
+/**
+ * Like the real awaitEngineReady: resolves with the endpoint once the driver runs with one, fails with a
+ * non-retryable EngineFailed once it ended or is gone, or when `timeoutMs` passes first.
+ */
+async function engineReady(
+  status: () => DriverStatus | undefined,
+  type: SqlEngine,
+  timeoutMs: number,
+): Promise<EngineEndpoint> {
+  const ctx = Context.current();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const st = status() ?? { phase: 'MISSING' };
+    if (st.phase === 'FAILED' || st.phase === 'SUCCEEDED' || st.phase === 'MISSING') {
+      const what = `the ${type} engine ended before it listened (${st.phase})`;
+      throw ApplicationFailure.nonRetryable(what, 'EngineFailed');
+    }
+    if (st.phase === 'RUNNING' && st.endpoint) return st.endpoint;
+    if (Date.now() > deadline) {
+      throw ApplicationFailure.nonRetryable(`the ${type} engine did not answer within ${timeoutMs} ms`, 'EngineFailed');
+    }
+    ctx.heartbeat(st.phase);
+    await new Promise((r) => setTimeout(r, 25));
+    if (ctx.cancellationSignal.aborted) throw ApplicationFailure.nonRetryable('cancelled', 'Cancelled');
+  }
 }
