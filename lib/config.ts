@@ -1,6 +1,7 @@
 // Configuration, read once from the environment, typed and validated at start-up.
 // Every setting and its default is listed here and in the README.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -39,12 +40,32 @@ const schema = z.object({
   PYTHON: z.string().optional(),
   /** SPARK_HOME of the pip pyspark distribution. */
   SPARK_HOME: z.string().optional(),
+  /**
+   * Trino's install folder, for the TRINO SQL engines of local clusters (launched from its bin/). Default:
+   * where scripts/setup.sh installs it, $SPARK_ORCH_CACHE (else $XDG_CACHE_HOME/spark-orchestrator, else
+   * ~/.cache/spark-orchestrator)/trino-server-368; SKIP_TRINO=1 setups have none, and TRINO engines fail to launch.
+   */
+  TRINO_HOME: z.string().optional(),
+  /** Tables and metastores of SPARK_SQL engines on local clusters, one folder per cluster. Default: $STACK_DIR/data/sql. */
+  SQL_DATA_DIR: z.string().optional(),
   /** Spark container image and namespace for k8s clusters. */
   K8S_SPARK_IMAGE: z.string().default('apache/spark:3.5.7-python3'),
   K8S_NAMESPACE: z.string().default('default'),
+  /** Trino image of the TRINO SQL engines of k8s clusters (368: the version local clusters run). */
+  K8S_TRINO_IMAGE: z.string().default('trinodb/trino:368'),
   /** How often the watch activities poll a driver's state. */
   WATCH_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** An SQL engine with no statement for this long stops itself (Kyuubi's engine idle timeout). */
+  SQL_ENGINE_IDLE_MS: z.coerce.number().int().min(1000).default(30 * 60_000),
+  /** How long an engine may take from launch to answering; also how long a first statement waits for it. */
+  SQL_ENGINE_START_TIMEOUT_MS: z.coerce.number().int().min(1000).default(180_000),
+  /** Largest maxRows a statement may ask for (402 above it). */
+  SQL_MAX_ROWS: z.coerce.number().int().min(1).default(1_000_000),
+  /** A statement running longer is cancelled in the engine (TIMEDOUT); a request may ask for less. */
+  SQL_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15 * 60_000),
+  /** Sessions each API process keeps open per engine; more concurrent statements queue for one. */
+  SQL_SESSIONS_PER_ENGINE: z.coerce.number().int().min(1).max(256).default(16),
 });
 
 export type Config = z.infer<typeof schema> & {
@@ -53,6 +74,8 @@ export type Config = z.infer<typeof schema> & {
   SPARK_HOME: string;
   ARTIFACT_DIR: string;
   DRIVER_DIR: string;
+  TRINO_HOME: string;
+  SQL_DATA_DIR: string;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -76,7 +99,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     SPARK_HOME: sparkHome,
     ARTIFACT_DIR: c.ARTIFACT_DIR ?? path.join(c.STACK_DIR, 'artifacts'),
     DRIVER_DIR: c.DRIVER_DIR ?? path.join(c.STACK_DIR, 'drivers'),
+    TRINO_HOME: c.TRINO_HOME ?? defaultTrinoHome(env),
+    SQL_DATA_DIR: c.SQL_DATA_DIR ?? path.join(c.STACK_DIR, 'data', 'sql'),
   };
+}
+
+/** The folder scripts/setup.sh installs Trino into, worked out as the script does (empty means unset there too). */
+function defaultTrinoHome(env: NodeJS.ProcessEnv): string {
+  const xdgCache = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
+  return path.join(env.SPARK_ORCH_CACHE || path.join(xdgCache, 'spark-orchestrator'), 'trino-server-368');
 }
 
 function findSparkHome(venv: string): string {

@@ -4,7 +4,11 @@
 #   - the classpath of mongo-java-server (the MongoDB wire-protocol dev server) from Maven Central
 #   - the JVM jars of SCALA groups' drivers (Ilum's job interface, the runner's helper classes)
 #   - a development encryption key for cluster secrets, unless SECRET_KEY is set
-# A second run only checks stamps and is fast. Everything lands under $STACK_DIR (default .stack).
+#   - Trino 368 for the TRINO SQL engines of local clusters, in a cache outside the clone shared by every
+#     clone and worktree: $SPARK_ORCH_CACHE (default $XDG_CACHE_HOME/spark-orchestrator, else
+#     ~/.cache/spark-orchestrator)/trino-server-368, where lib/config.ts looks for it (TRINO_HOME).
+#     SKIP_TRINO=1 skips it (a ~650 MB download once, ~75 MB kept); TRINO engines then fail to launch.
+# A second run only checks stamps and is fast. Everything else lands under $STACK_DIR (default .stack).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STACK_DIR="${STACK_DIR:-$ROOT/.stack}"
@@ -58,6 +62,31 @@ if [ "$(cat "$RUNNER_JAR.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$RUNNER_J
   jar cf "$RUNNER_JAR.tmp" -C "$build" . && mv -f "$RUNNER_JAR.tmp" "$RUNNER_JAR"
   rm -rf "$build"
   echo "$stamp" > "$RUNNER_JAR.stamp"
+fi
+
+# Trino, the TRINO SQL engine of local clusters. 368 is the last release that runs on Java 17. The
+# tarball holds every connector (and hard links between them): it is unpacked whole beside the target,
+# pruned to the catalogs engines configure (memory, tpch), then renamed into place, so TRINO_HOME is
+# either complete or absent. Maven's copy of the tarball is deleted afterwards: it is 650 MB.
+TRINO_VERSION=368
+CACHE_DIR="${SPARK_ORCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spark-orchestrator}"
+TRINO_HOME="$CACHE_DIR/trino-server-$TRINO_VERSION"
+if [ "${SKIP_TRINO:-}" = 1 ]; then
+  echo "setup: skipping Trino (SKIP_TRINO=1): local clusters cannot launch TRINO engines"
+elif [ ! -x "$TRINO_HOME/bin/launcher" ]; then
+  echo "setup: fetching io.trino:trino-server:$TRINO_VERSION from Maven Central into $TRINO_HOME (~650 MB, ~75 MB kept)"
+  mkdir -p "$CACHE_DIR"
+  tmp="$(mktemp -d "$CACHE_DIR/trino.tmp.XXXXXX")"
+  trap 'rm -rf "$tmp"' EXIT
+  mvn -q dependency:copy -Dartifact="io.trino:trino-server:$TRINO_VERSION:tar.gz" -DoutputDirectory="$tmp" >/dev/null
+  rm -rf "$HOME/.m2/repository/io/trino/trino-server/$TRINO_VERSION"
+  tar -xzf "$tmp/trino-server-$TRINO_VERSION.tar.gz" -C "$tmp"
+  rm -f "$tmp/trino-server-$TRINO_VERSION.tar.gz"
+  find "$tmp/trino-server-$TRINO_VERSION/plugin" -mindepth 1 -maxdepth 1 ! -name memory ! -name tpch -exec rm -rf {} +
+  # -T: never into an existing folder; a concurrent setup that got there first has installed the same.
+  mv -T "$tmp/trino-server-$TRINO_VERSION" "$TRINO_HOME" 2>/dev/null || [ -x "$TRINO_HOME/bin/launcher" ]
+  rm -rf "$tmp"
+  trap - EXIT
 fi
 
 # Development key for secrets at rest. Production sets SECRET_KEY instead.

@@ -70,6 +70,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     TASK_QUEUE: `${o.prefix}-${o.id}`,
     ARTIFACT_DIR: path.join(o.dir, 'artifacts'),
     DRIVER_DIR: path.join(o.dir, 'drivers'),
+    // Engines' tables of a test or benchmark are its own, never the dev stack's.
+    SQL_DATA_DIR: path.join(o.dir, 'sql'),
     ...o.env,
   };
   const config = loadConfig(env);

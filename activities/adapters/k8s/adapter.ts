@@ -1,17 +1,19 @@
 // The k8s cluster adapter. A driver is a pod running spark-submit in client mode, beside a headless
 // service (executors reach the driver through its DNS name) and, when the cluster's storage has keys,
-// a secret holding them. Every name derives from the driverId (names.ts), so a retried launch finds
-// what the first one created instead of starting a second driver. Phases: status.ts.
-import type { V1Pod } from '@kubernetes/client-node';
+// a secret holding them. SQL engines add a ClusterIP service for clients, and a TRINO engine is a Trino
+// pod with a ConfigMap instead (sql-engine.ts). Every name derives from the driverId (names.ts), so a
+// retried launch finds what the first one created instead of starting a second driver. Phases: status.ts.
+import type { V1ConfigMap, V1Pod, V1Service } from '@kubernetes/client-node';
 import { DriverPhase, type ClusterAdapter, type DriverSpec, type DriverStatus, type LogRange } from '../../../domain/driver';
 import type { JobLogEntry } from '../../../domain/types';
 import { logger } from '../../../lib/log';
 import { connect, type K8sConnection } from './client';
 import { codeOf, isNotFound } from './errors';
 import { buildDriverManifests } from './manifests';
-import { DRIVER_CONTAINER, executorSelector, k8sNames } from './names';
+import { DRIVER_CONTAINER, executorSelector, k8sNames, type K8sNames } from './names';
 import type { K8sAdapterOptions } from './options';
 import { podLogEntry } from './pod-logs';
+import { withEndpoint } from './sql-engine';
 import { podStatus } from './status';
 import { validateManifests } from './validate';
 
@@ -58,9 +60,15 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
   await validateManifests(m);
   const api = k.client();
   const n = m.names;
+  const createService = (body: V1Service) =>
+    ensure(k, `create service ${body.metadata!.name}`, () => api.createNamespacedService({ namespace, body }));
+  const createConfigMap = (body: V1ConfigMap) => api.createNamespacedConfigMap({ namespace, body });
+  // What the pod mounts or is reached through comes first.
   await Promise.all([
     m.secret ? ensure(k, `create secret ${n.secret}`, () => api.createNamespacedSecret({ namespace, body: m.secret! })) : undefined,
-    ensure(k, `create service ${n.service}`, () => api.createNamespacedService({ namespace, body: m.service })),
+    m.configMap ? ensure(k, `create configmap ${n.configMap}`, () => createConfigMap(m.configMap!)) : undefined,
+    m.service ? createService(m.service) : undefined,
+    m.engineService ? createService(m.engineService) : undefined,
   ]);
   let pod: V1Pod;
   try {
@@ -74,13 +82,17 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
       throw k.fail(e2, `read pod ${n.pod}`);
     }
   }
-  return podStatus(pod);
+  return driverStatus(k, pod, n);
 }
+
+/** The pod's status, with an SQL engine's endpoint once it runs. */
+const driverStatus = (k: K8sContext, pod: V1Pod, n: K8sNames): DriverStatus =>
+  withEndpoint(podStatus(pod), pod, n, k.namespace);
 
 async function status(k: K8sContext, driverId: string): Promise<DriverStatus> {
   const n = k8sNames(driverId);
   try {
-    return podStatus(await k.client().readNamespacedPod({ name: n.pod, namespace: k.namespace }));
+    return driverStatus(k, await k.client().readNamespacedPod({ name: n.pod, namespace: k.namespace }), n);
   } catch (e) {
     if (isNotFound(e)) return { phase: DriverPhase.MISSING };
     return { phase: DriverPhase.UNKNOWN, message: k.describe(e, `read pod ${n.pod}`).message };
@@ -107,9 +119,15 @@ async function logs(k: K8sContext, driverId: string, range: LogRange): Promise<J
   executors.sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   const r = { api, namespace, describe, range };
   return Promise.all([
-    podLogEntry(r, driver, 'driver', DRIVER_CONTAINER),
+    podLogEntry(r, driver, 'driver', driverContainer(driver)),
     ...executors.map((p) => podLogEntry(r, p, 'executor', p.spec?.containers?.[0]?.name)),
   ]);
+}
+
+/** Spark's driver container, or the one container of a pod that runs no Spark (a TRINO engine). */
+function driverContainer(pod: V1Pod): string | undefined {
+  const containers = pod.spec?.containers ?? [];
+  return containers.some((c) => c.name === DRIVER_CONTAINER) ? DRIVER_CONTAINER : containers[0]?.name;
 }
 
 async function remove(k: K8sContext, driverId: string): Promise<void> {
@@ -126,6 +144,17 @@ async function remove(k: K8sContext, driverId: string): Promise<void> {
     ),
     ignoreMissing(k, `delete service ${n.service}`, () => api.deleteNamespacedService({ name: n.service, namespace })),
     ignoreMissing(k, `delete secret ${n.secret}`, () => api.deleteNamespacedSecret({ name: n.secret, namespace })),
+    // An SQL engine's: asked of every driver, since a pod already gone no longer says what it was.
+    ignoreMissing(k, `delete service ${n.engineService}`, () =>
+      api.deleteNamespacedService({ name: n.engineService, namespace }),
+    ),
+    // Forbidden too: a cluster whose role grants no ConfigMaps (set up before SQL engines) never got one.
+    ignoreMissing(k, `delete configmap ${n.configMap}`, () =>
+      api.deleteNamespacedConfigMap({ name: n.configMap, namespace }).catch((e: unknown) => {
+        if (codeOf(e) === 403) return undefined;
+        throw e;
+      }),
+    ),
   ]);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;

@@ -3,6 +3,7 @@
 import { imageRunnerJars } from '../runner-jvm';
 import path from 'node:path';
 import type { DriverSpec } from '../../../domain/driver';
+import { THRIFT_SERVER_CLASS } from '../sql-engine-config';
 import { invalidSpec } from './errors';
 import { DEFAULT_RUNNER_PATH, type K8sCluster } from './options';
 
@@ -53,11 +54,16 @@ export interface MainResource {
 
 /**
  * The primary resource of a driver: the runner for a runner, the first jar of a SCALA application,
- * the pyFile named by jobClass (or the only one) of a PYTHON application.
+ * the pyFile named by jobClass (or the only one) of a PYTHON application, the Thrift Server's class
+ * for an SQL engine.
  */
 export function mainResource(spec: DriverSpec, uris: ArtifactUris, runnerPath = DEFAULT_RUNNER_PATH): MainResource {
   const s = spec.spark;
   const { jars, pyFiles } = uris;
+  if (spec.role === 'sql-engine') {
+    // Spark's Thrift Server is run by class alone; `spark-internal` is Spark's own word for no resource.
+    return { primary: 'spark-internal', mainClass: THRIFT_SERVER_CLASS, extraJars: jars, extraPyFiles: [] };
+  }
   if (spec.role === 'runner') {
     // SCALA groups: the job interface and the runner's JVM classes, which the image holds beside runner.py.
     const extraJars = s.language === 'SCALA' ? [...imageRunnerJars(), ...jars] : jars;

@@ -2,13 +2,15 @@
 import type { DriverSpec } from '../../../domain/driver';
 import { artifactUris, mainResource, type ArtifactUris, type MainResource } from './artifacts';
 import { k8sNames, specLabels, type K8sNames } from './names';
-import type { K8sCluster, K8sStorage, ManifestOptions } from './options';
+import { DEFAULT_TRINO_IMAGE, type K8sCluster, type K8sStorage, type ManifestOptions } from './options';
 
 export interface ManifestContext {
   spec: DriverSpec;
   cluster: K8sCluster;
   /** The Spark image of driver and executors. */
   image: string;
+  /** The image of TRINO engines. */
+  trinoImage: string;
   namespace: string;
   names: K8sNames;
   /** The cluster's storage artifacts come from (sparkStorage), if it has one. */
@@ -30,6 +32,7 @@ export function manifestContext(spec: DriverSpec, opts: ManifestOptions): Manife
     spec,
     cluster,
     image: config.K8S_SPARK_IMAGE,
+    trinoImage: config.K8S_TRINO_IMAGE ?? DEFAULT_TRINO_IMAGE,
     namespace: config.K8S_NAMESPACE,
     names: k8sNames(spec.driverId),
     storage,

@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 
 export const DRIVER_CONTAINER = 'spark-driver';
 export const Ports = { DRIVER: 7078, BLOCK_MANAGER: 7079, UI: 4040 } as const;
+/** Where each SQL engine listens in its pod, and on its service: HiveServer2 Thrift, Trino's HTTP. */
+export const ENGINE_PORTS = { SPARK_SQL: 10000, TRINO: 8080 } as const;
 /** The driver's pod IP, which Kubernetes expands in spark.driver.bindAddress. */
 export const BIND_ADDRESS_ENV = 'SPARK_DRIVER_BIND_ADDRESS';
 /** Environment variables (and keys of the storage secret) holding the storage's keys. */
@@ -16,8 +18,10 @@ export const Labels = {
   JOB_ID: `${LABEL_PREFIX}/job-id`,
   GROUP_ID: `${LABEL_PREFIX}/group-id`,
   SCHEDULE_ID: `${LABEL_PREFIX}/schedule-id`,
-  /** DriverSpec.role: application or runner. */
+  /** DriverSpec.role: application, runner or sql-engine. */
   ROLE: `${LABEL_PREFIX}/role`,
+  /** SQL engines: SPARK_SQL or TRINO. */
+  ENGINE: `${LABEL_PREFIX}/sql-engine`,
   MANAGED_BY: 'app.kubernetes.io/managed-by',
   /** Spark's own labels: it puts them on executors; we put them on the driver it runs in. */
   SPARK_APP_SELECTOR: 'spark-app-selector',
@@ -40,6 +44,10 @@ export interface K8sNames {
   pod: string;
   service: string;
   secret: string;
+  /** SQL engines: the ClusterIP service clients reach the engine through. */
+  engineService: string;
+  /** TRINO engines: the ConfigMap holding Trino's etc folder. */
+  configMap: string;
   /** spark.app.id of the driver, known before it starts. */
   appId: string;
 }
@@ -58,7 +66,15 @@ export function k8sNames(driverId: string): K8sNames {
   // Service names must start with a letter (DNS-1035).
   if (!/^[a-z]/.test(base)) base = `d-${base}`.replace(/-+$/, '');
   if (base !== driverId || base.length > MAX_BASE) base = `${base.slice(0, MAX_BASE - 9).replace(/-+$/, '')}-${hash.slice(0, 8)}`;
-  return { base, pod: `${base}-driver`, service: `${base}-driver-svc`, secret: `${base}-storage`, appId: `spark-${hash.slice(0, 32)}` };
+  return {
+    base,
+    pod: `${base}-driver`,
+    service: `${base}-driver-svc`,
+    secret: `${base}-storage`,
+    engineService: `${base}-sql`,
+    configMap: `${base}-config`,
+    appId: `spark-${hash.slice(0, 32)}`,
+  };
 }
 
 /** A value that satisfies the label-value rules (≤ 63, alphanumeric at both ends). */

@@ -33,7 +33,8 @@ export interface K8sCluster {
 
 export interface K8sAdapterOptions {
   cluster: K8sCluster;
-  config: Pick<Config, 'K8S_SPARK_IMAGE' | 'K8S_NAMESPACE' | 'ARTIFACT_DIR'>;
+  /** K8S_TRINO_IMAGE may be left out: DEFAULT_TRINO_IMAGE. */
+  config: Pick<Config, 'K8S_SPARK_IMAGE' | 'K8S_NAMESPACE' | 'ARTIFACT_DIR'> & Partial<Pick<Config, 'K8S_TRINO_IMAGE'>>;
   /** runner.py inside the Spark image (the image must contain it). Default DEFAULT_RUNNER_PATH. */
   runnerPath?: string;
   /** A request the API server has not answered within this time fails (status: UNKNOWN). Default 15000. */
@@ -43,6 +44,8 @@ export interface K8sAdapterOptions {
 /** What the manifests depend on: no connection settings. */
 export type ManifestOptions = Pick<K8sAdapterOptions, 'cluster' | 'config' | 'runnerPath'>;
 
+/** Trino image of TRINO engines (K8S_TRINO_IMAGE's default in lib/config.ts): the version local clusters run. */
+export const DEFAULT_TRINO_IMAGE = 'trinodb/trino:368';
 export const DEFAULT_RUNNER_PATH = '/opt/spark-orchestrator/runner/runner.py';
 /** hadoop-aws matching the Hadoop of the apache/spark 3.5 images; added when artifacts come from s3a. */
 export const HADOOP_AWS_PACKAGE = 'org.apache.hadoop:hadoop-aws:3.3.4';

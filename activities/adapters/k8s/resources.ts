@@ -1,6 +1,13 @@
 // The Kubernetes objects of a driver: the pod running spark-submit, the headless service executors
 // reach it through, and the secret with the storage keys.
-import type { V1EnvVar, V1Pod, V1ResourceRequirements, V1Secret, V1Service } from '@kubernetes/client-node';
+import type {
+  V1ContainerPort,
+  V1EnvVar,
+  V1Pod,
+  V1ResourceRequirements,
+  V1Secret,
+  V1Service,
+} from '@kubernetes/client-node';
 import type { ManifestContext } from './context';
 import { invalidSpec } from './errors';
 import { DRIVER_CONTAINER, DRIVER_ID_ANNOTATION, Labels, labelValue, Ports, STORAGE_ENV } from './names';
@@ -37,10 +44,11 @@ export const objectLabels = ({ spec, names, idLabels }: ManifestContext): Record
   [Labels.MANAGED_BY]: 'spark-orchestrator',
   [Labels.DRIVER_ID]: names.base,
   [Labels.ROLE]: spec.role,
+  ...(spec.engine ? { [Labels.ENGINE]: spec.engine.type } : {}),
   ...idLabels,
 });
 
-const objectMeta = (c: ManifestContext, name: string, labels = objectLabels(c)) => ({
+export const objectMeta = (c: ManifestContext, name: string, labels = objectLabels(c)) => ({
   name,
   namespace: c.namespace,
   labels,
@@ -58,7 +66,14 @@ const SERVICE_PORTS = [
   { name: 'spark-ui', port: Ports.UI, targetPort: Ports.UI },
 ];
 
-export function podManifest(c: ManifestContext, conf: SparkConf, args: string[], env: V1EnvVar[]): V1Pod {
+/** `extraPorts`: what the driver serves besides Spark's own ports (an SQL engine's). */
+export function podManifest(
+  c: ManifestContext,
+  conf: SparkConf,
+  args: string[],
+  env: V1EnvVar[],
+  extraPorts: V1ContainerPort[] = [],
+): V1Pod {
   const serviceAccount = c.spec.spark.jobConfig['spark.kubernetes.authenticate.driver.serviceAccountName'];
   const labels = { ...objectLabels(c), [Labels.SPARK_ROLE]: 'driver', [Labels.SPARK_APP_SELECTOR]: labelValue(conf['spark.app.id']) };
   return {
@@ -76,7 +91,7 @@ export function podManifest(c: ManifestContext, conf: SparkConf, args: string[],
           command: [SPARK_SUBMIT],
           args,
           env,
-          ports: CONTAINER_PORTS.map((p) => ({ ...p })),
+          ports: [...CONTAINER_PORTS, ...extraPorts].map((p) => ({ ...p })),
           resources: driverResources(conf),
         },
       ],

@@ -9,10 +9,21 @@ const log = logger('k8s-adapter');
 // kubernetes-models is a devDependency: a production install without it sends manifests unvalidated
 // (the API server still validates them) instead of failing to load the worker.
 type Validatable = new (data: never) => { validate(): void };
-let modelsLoad: Promise<{ Pod: Validatable; Service: Validatable; Secret: Validatable } | undefined> | undefined;
+type Models = { Pod: Validatable; Service: Validatable; Secret: Validatable; ConfigMap: Validatable };
+let modelsLoad: Promise<Models | undefined> | undefined;
 function loadModels() {
-  modelsLoad ??= Promise.all([import('kubernetes-models/v1/Pod'), import('kubernetes-models/v1/Service'), import('kubernetes-models/v1/Secret')]).then(
-    ([p, s, sec]) => ({ Pod: p.Pod as Validatable, Service: s.Service as Validatable, Secret: sec.Secret as Validatable }),
+  modelsLoad ??= Promise.all([
+    import('kubernetes-models/v1/Pod'),
+    import('kubernetes-models/v1/Service'),
+    import('kubernetes-models/v1/Secret'),
+    import('kubernetes-models/v1/ConfigMap'),
+  ]).then(
+    ([p, s, sec, cm]) => ({
+      Pod: p.Pod as Validatable,
+      Service: s.Service as Validatable,
+      Secret: sec.Secret as Validatable,
+      ConfigMap: cm.ConfigMap as Validatable,
+    }),
     (e: unknown) => {
       log.warn('kubernetes-models is not installed: manifests go to the API server unvalidated', { error: String(e) });
       return undefined;
@@ -33,6 +44,8 @@ export async function validateManifests(m: DriverManifests): Promise<void> {
     }
   };
   check(models.Pod, m.pod, `pod ${m.names.pod}`);
-  check(models.Service, m.service, `service ${m.names.service}`);
+  if (m.service) check(models.Service, m.service, `service ${m.names.service}`);
+  if (m.engineService) check(models.Service, m.engineService, `service ${m.names.engineService}`);
   if (m.secret) check(models.Secret, m.secret, `secret ${m.names.secret}`);
+  if (m.configMap) check(models.ConfigMap, m.configMap, `configmap ${m.names.configMap}`);
 }

@@ -10,6 +10,8 @@
 //   removed       marker written by remove()
 //   eventlog/     Spark's event log; its file name is the application id (local-…)
 //   appid         the application id once found, so later status calls need not look again
+//   endpoint      SQL engines (role sql-engine): where it listens, JSON {host, port}; see sql-engine.ts for
+//                 the rest of an engine's files
 // The folder's mkdir is the launch lock: whoever creates it starts the one process.
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -23,9 +25,15 @@ import { driverStatus } from './driver-status';
 import { readLineRange } from './logs';
 import { killDriver, spawnDriver, waitUntil } from './process';
 import { pythonFor } from './python-env';
-import { sparkSubmitArgs, usesPython } from './submit-args';
+import { sqlEnginePlan } from './sql-engine';
+import { sparkSubmitArgs, usesPython, type LaunchPlan } from './submit-args';
 
-export type LocalAdapterConfig = Pick<Config, 'SPARK_HOME' | 'PYTHON' | 'DRIVER_DIR' | 'STACK_DIR' | 'LOCAL_SPARK_THREADS'>;
+/** TRINO_HOME may be left out: TRINO engines then fail to launch as not installed. */
+export type LocalAdapterConfig = Pick<
+  Config,
+  'SPARK_HOME' | 'PYTHON' | 'DRIVER_DIR' | 'STACK_DIR' | 'LOCAL_SPARK_THREADS'
+> &
+  Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR'>>;
 
 export interface LocalAdapterOptions {
   /** The interactive runner's main file. Default: <repo>/runner/runner.py. */
@@ -56,14 +64,21 @@ function driverDir(config: LocalAdapterConfig, driverId: string): string {
   return path.join(config.DRIVER_DIR, driverId);
 }
 
+/** A Spark driver's plan: spark-submit of its main resource, with the Python its requirements need. */
+async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan> {
+  const argv = sparkSubmitArgs(spec, l.config, l.runnerPath);
+  const python = usesPython(spec) ? await pythonFor(l.config, spec.spark.pyRequirements) : l.config.PYTHON;
+  const env = { SPARK_HOME: l.config.SPARK_HOME, PYSPARK_PYTHON: python, PYSPARK_DRIVER_PYTHON: python };
+  return { argv, env, dirs: [DRIVER_FILES.eventLog], files: {} };
+}
+
 async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> {
   const { config } = l;
   const dir = driverDir(config, spec.driverId);
   if (existsSync(dir)) return driverStatus(dir);
-  // Validation and the Python environment come before the lock, so an invalid spec or a pip
-  // failure leaves no folder behind and a corrected retry is not mistaken for a launched driver.
-  const argv = sparkSubmitArgs(spec, config, l.runnerPath);
-  const python = usesPython(spec) ? await pythonFor(config, spec.spark.pyRequirements) : config.PYTHON;
+  // Validation, the Python environment and an engine's port come before the lock, so an invalid spec
+  // or a pip failure leaves no folder behind and a corrected retry is not mistaken for a launched driver.
+  const plan = spec.role === 'sql-engine' ? await sqlEnginePlan(spec, config) : await sparkPlan(l, spec);
 
   await fs.mkdir(config.DRIVER_DIR, { recursive: true });
   try {
@@ -72,13 +87,9 @@ async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> 
     if (errCode(e) === 'EEXIST') return driverStatus(dir);
     throw e;
   }
-  await fs.mkdir(path.join(dir, DRIVER_FILES.eventLog));
-  const addedEnv: Record<string, string> = {
-    SPARK_HOME: config.SPARK_HOME,
-    PYSPARK_PYTHON: python,
-    PYSPARK_DRIVER_PYTHON: python,
-    ...spec.env,
-  };
+  await writePlanFiles(dir, plan);
+  const { argv } = plan;
+  const addedEnv: Record<string, string> = { ...plan.env, ...spec.env };
   await writeFileAtomic(
     path.join(dir, DRIVER_FILES.command),
     JSON.stringify({ driverId: spec.driverId, role: spec.role, argv, env: redact(addedEnv), labels: spec.labels, launchedAt: Date.now() }, null, 2),
@@ -93,6 +104,16 @@ async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> 
   // The wrapper writes its pid within milliseconds; waiting for it lets the caller see RUNNING.
   await waitUntil(() => existsSync(path.join(dir, DRIVER_FILES.pid)) || existsSync(path.join(dir, DRIVER_FILES.exit)), 2_000);
   return driverStatus(dir);
+}
+
+/** The plan's folders and files, all in place before the process starts (an engine's endpoint among them). */
+async function writePlanFiles(dir: string, plan: LaunchPlan): Promise<void> {
+  for (const d of plan.dirs) await fs.mkdir(path.resolve(dir, d), { recursive: true });
+  for (const [rel, content] of Object.entries(plan.files)) {
+    const file = path.join(dir, rel);
+    await fs.mkdir(path.dirname(file), { recursive: true });
+    await writeFileAtomic(file, content);
+  }
 }
 
 async function logs(l: LocalContext, driverId: string, range: LogRange): Promise<JobLogEntry[]> {

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { EngineEndpoint } from '../../../domain/sql-engine';
 
 export const DRIVER_FILES = {
   command: 'command.json',
@@ -12,6 +13,8 @@ export const DRIVER_FILES = {
   removed: 'removed',
   eventLog: 'eventlog',
   appId: 'appid',
+  /** SQL engines: JSON {host, port} of where it listens, written before it starts. */
+  endpoint: 'endpoint',
 } as const;
 
 /** How far into driver.log the application id is looked for (Spark logs it while starting). */
@@ -38,6 +41,16 @@ async function scanHead(file: string, bytes: number, re: RegExp): Promise<string
     return re.exec(buf.subarray(0, bytesRead).toString('utf8'))?.[0];
   } finally {
     await fh.close();
+  }
+}
+
+/** An SQL engine's endpoint file; undefined for other drivers (and for an engine that has not written it). */
+export async function readEndpoint(dir: string): Promise<EngineEndpoint | undefined> {
+  try {
+    const e = JSON.parse(await fs.readFile(path.join(dir, DRIVER_FILES.endpoint), 'utf8')) as Partial<EngineEndpoint>;
+    return typeof e.host === 'string' && typeof e.port === 'number' ? { host: e.host, port: e.port } : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -2,7 +2,7 @@
 // memory, so a restarted worker reads the same status).
 import path from 'node:path';
 import { DriverPhase, type DriverStatus } from '../../../domain/driver';
-import { DRIVER_FILES, findAppId, readIntFile, statOrUndefined } from './driver-files';
+import { DRIVER_FILES, findAppId, readEndpoint, readIntFile, statOrUndefined } from './driver-files';
 import { failureSummary } from './logs';
 import { groupAlive } from './process';
 
@@ -21,7 +21,8 @@ const LAUNCH_STALE_MS = 30_000;
  *   removed marker, at any point before an exit file ──▶ FAILED ("removed")
  *
  * RUNNING starts when the wrapper process exists, before the JVM is up: Spark gives no dependable
- * signal of having started that works for every application, and the caller needs none.
+ * signal of having started that works for every application, and the caller needs none. An SQL
+ * engine's endpoint is reported while PENDING or RUNNING; whether it answers yet is for the caller to probe.
  */
 export async function driverStatus(dir: string): Promise<DriverStatus> {
   const dirStat = await statOrUndefined(dir);
@@ -30,13 +31,18 @@ export async function driverStatus(dir: string): Promise<DriverStatus> {
   let exit = await readIntFile(path.join(dir, DRIVER_FILES.exit));
   const appId = await findAppId(dir);
   const base: DriverStatus = { phase: DriverPhase.PENDING, ...(appId && { appId }), ...(pid && { startTime: Math.round(pid.mtimeMs) }) };
+  // Only while it may listen: once it has ended, another process may have the port.
+  const withEndpoint = async (s: DriverStatus): Promise<DriverStatus> => {
+    const endpoint = await readEndpoint(dir);
+    return endpoint ? { ...s, endpoint } : s;
+  };
 
   // A driver that ended on its own before remove() keeps its outcome (the job's logs still say how it ended).
   if (removed && !(exit && exit.mtimeMs <= removed.mtimeMs)) {
     return { ...base, phase: DriverPhase.FAILED, message: 'removed', endTime: Math.round(removed.mtimeMs), ...(exit && { exitCode: exit.value }) };
   }
   if (!exit && pid) {
-    if (await groupAlive(pid.value, dir)) return { ...base, phase: DriverPhase.RUNNING };
+    if (await groupAlive(pid.value, dir)) return withEndpoint({ ...base, phase: DriverPhase.RUNNING });
     // The wrapper writes the exit file before it ends, so a group seen gone has written it if it ever will.
     exit = await readIntFile(path.join(dir, DRIVER_FILES.exit));
     if (!exit) {
@@ -58,6 +64,6 @@ export async function driverStatus(dir: string): Promise<DriverStatus> {
   if (Date.now() - dirStat.mtimeMs > LAUNCH_STALE_MS) {
     return { ...base, phase: DriverPhase.FAILED, message: 'launch was interrupted before the driver process started' };
   }
-  return base;
+  return withEndpoint(base);
 }
 

@@ -70,21 +70,44 @@ export function localSparkConf(spec: DriverSpec, config: Pick<SubmitConfig, 'DRI
   };
 }
 
+/** What launch starts in a driver folder: the command, what it adds to the environment, what it needs there. */
+export interface LaunchPlan {
+  argv: string[];
+  env: Record<string, string>;
+  /** Folders to create: relative to the driver folder, or absolute. */
+  dirs: string[];
+  /** Files to write, by path relative to the driver folder. */
+  files: Record<string, string>;
+}
+
+/**
+ * The options of a local spark-submit, before its main resource: master, name, class, the Spark
+ * properties `conf` and what comes beside the main resource.
+ */
+export function sparkSubmitOptions(
+  spec: DriverSpec,
+  config: Pick<SubmitConfig, 'LOCAL_SPARK_THREADS'>,
+  conf: Record<string, string>,
+  r: Omit<LocalMainResource, 'main' | 'extraPyFiles'> & { extraPyFiles?: string[] },
+): string[] {
+  const s = spec.spark;
+  const args = ['--master', `local[${config.LOCAL_SPARK_THREADS}]`, '--name', s.name || spec.driverId];
+  if (r.mainClass) args.push('--class', r.mainClass);
+  for (const [k, v] of Object.entries(conf)) args.push('--conf', `${k}=${v}`);
+  if (conf['spark.driver.memory']) args.push('--driver-memory', conf['spark.driver.memory']);
+  if (s.packages.length) args.push('--packages', s.packages.join(','));
+  if (r.extraJars.length) args.push('--jars', r.extraJars.join(','));
+  if (s.artifacts.files.length) args.push('--files', s.artifacts.files.join(','));
+  if (r.extraPyFiles?.length) args.push('--py-files', r.extraPyFiles.join(','));
+  return args;
+}
+
 /**
  * The spark-submit command line of a driver. Throws an InvalidSpecError naming what is missing when
  * the spec has no runnable main resource (the caller makes that a non-retryable failure).
  */
 export function sparkSubmitArgs(spec: DriverSpec, config: SubmitConfig, runnerPath: string): string[] {
-  const s = spec.spark;
-  const { main, mainClass, extraJars, extraPyFiles } = localMainResource(spec, runnerPath, config.STACK_DIR);
-  const conf = localSparkConf(spec, config);
-  const args = ['--master', `local[${config.LOCAL_SPARK_THREADS}]`, '--name', s.name || spec.driverId];
-  if (mainClass) args.push('--class', mainClass);
-  for (const [k, v] of Object.entries(conf)) args.push('--conf', `${k}=${v}`);
-  if (conf['spark.driver.memory']) args.push('--driver-memory', conf['spark.driver.memory']);
-  if (s.packages.length) args.push('--packages', s.packages.join(','));
-  if (extraJars.length) args.push('--jars', extraJars.join(','));
-  if (s.artifacts.files.length) args.push('--files', s.artifacts.files.join(','));
-  if (extraPyFiles.length) args.push('--py-files', extraPyFiles.join(','));
-  return [path.join(config.SPARK_HOME, 'bin', 'spark-submit'), ...args, main, ...s.args];
+  const r = localMainResource(spec, runnerPath, config.STACK_DIR);
+  const options = sparkSubmitOptions(spec, config, localSparkConf(spec, config), r);
+  return [path.join(config.SPARK_HOME, 'bin', 'spark-submit'), ...options, r.main, ...spec.spark.args];
 }

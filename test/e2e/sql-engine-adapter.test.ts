@@ -1,0 +1,160 @@
+// SQL engines on the local adapter, for real: Spark's Thrift Server (pyspark from the dev stack) and
+// Trino (installed by scripts/setup.sh), each launched, probed until it answers, and removed with every
+// process it started. The two start side by side: each takes seconds of JVM start-up on two cores.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
+import { probeEngine } from '../../activities/adapters/engine-probe';
+import { createLocalAdapter, type LocalAdapterConfig } from '../../activities/adapters/local/adapter';
+import { DRIVER_FILES } from '../../activities/adapters/local/driver-files';
+import { sqlStateDir, TRINO_DIRS } from '../../activities/adapters/local/sql-engine';
+import { isFinalPhase, type ClusterAdapter, type DriverSpec } from '../../domain/driver';
+import { sqlEngineDriverId, type SqlEngine } from '../../domain/sql-engine';
+import { loadConfig } from '../../lib/config';
+import { eventually } from '../../testkit/wait';
+
+const TRINO_HOME = loadConfig().TRINO_HOME;
+const trinoInstalled = existsSync(path.join(TRINO_HOME, 'bin', 'launcher.py'));
+const STATE_KEY = 'e2e';
+
+let tmp: string;
+let config: LocalAdapterConfig;
+let adapter: ClusterAdapter;
+const launched = new Set<string>();
+
+beforeAll(() => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'sql-engine-adapter-'));
+  const base = loadConfig();
+  config = {
+    SPARK_HOME: base.SPARK_HOME,
+    PYTHON: base.PYTHON,
+    DRIVER_DIR: path.join(tmp, 'drivers'),
+    STACK_DIR: path.join(tmp, 'stack'),
+    LOCAL_SPARK_THREADS: 2,
+    TRINO_HOME,
+  };
+  adapter = createLocalAdapter(config);
+});
+
+afterAll(async () => {
+  // Whatever a failed assertion left running must not outlive the test run.
+  if (adapter) for (const id of launched) await adapter.remove(id);
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+const spec = (type: SqlEngine): DriverSpec => {
+  const driverId = sqlEngineDriverId('e2e', type, 1);
+  launched.add(driverId);
+  return {
+    driverId,
+    role: 'sql-engine',
+    engine: { type, stateKey: STATE_KEY },
+    env: {},
+    labels: {},
+    spark: {
+      name: `e2e ${type}`,
+      language: 'SCALA',
+      clusterName: 'default',
+      args: [],
+      jobConfig: {},
+      pyRequirements: [],
+      packages: [],
+      memorySettings: { dynamicAllocation: false, driverMemory: '512m' },
+      artifacts: { jars: [], files: [], pyFiles: [] },
+      tags: {},
+    },
+  };
+};
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
+
+/** The members of a process group (the driver's wrapper leads one; the JVM is in it). */
+const groupMembers = (pgid: number): number[] =>
+  readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((e) => {
+      try {
+        const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+
+/** What each engine leaves in its driver folder (besides the wrapper's files), and nothing else. */
+const FOLDER: Record<SqlEngine, string[]> = {
+  SPARK_SQL: [DRIVER_FILES.appId, 'derby.log', DRIVER_FILES.eventLog, 'operation_logs'],
+  TRINO: [TRINO_DIRS.etc.split('/')[0]],
+};
+const READY_LINE: Record<SqlEngine, string> = { SPARK_SQL: 'HiveThriftServer2 started', TRINO: 'SERVER STARTED' };
+
+async function launchProbeRemove(type: SqlEngine, expect: ExpectStatic): Promise<void> {
+  const s = spec(type);
+  const dir = path.join(config.DRIVER_DIR, s.driverId);
+  const t0 = Date.now();
+  const first = await adapter.launch(s);
+  expect(first).toMatchObject({ phase: 'RUNNING', endpoint: { host: '127.0.0.1', port: expect.any(Number) } });
+  const endpoint = first.endpoint!;
+  // A retried launch finds the engine: same process, same port.
+  const pid = Number(readFileSync(path.join(dir, DRIVER_FILES.pid), 'utf8'));
+  expect((await adapter.launch(s)).endpoint).toEqual(endpoint);
+  expect(Number(readFileSync(path.join(dir, DRIVER_FILES.pid), 'utf8'))).toBe(pid);
+
+  await eventually(
+    async () => {
+      const st = await adapter.status(s.driverId);
+      if (isFinalPhase(st.phase))
+        throw Object.assign(new Error(`${type} engine ended: ${st.message}`), { fatal: true });
+      return probeEngine(type, endpoint, 2_000);
+    },
+    170_000,
+    250,
+  );
+  console.log(`${type} engine answered ${Date.now() - t0} ms after launch`);
+  expect(await adapter.status(s.driverId)).toMatchObject({ phase: 'RUNNING', endpoint });
+  const [entry] = await adapter.logs(s.driverId, { from: 0, size: 100_000 });
+  expect(entry).toMatchObject({ name: s.driverId, role: 'driver', state: 'RUNNING' });
+  await eventually(async () => {
+    const [e] = await adapter.logs(s.driverId, { from: 0, size: 100_000 });
+    return e.log.some((l) => l.includes(READY_LINE[type]));
+  }, 10_000);
+
+  // Nothing outside its folder but a SPARK_SQL engine's state, which outlives it.
+  const wrapperFiles = [DRIVER_FILES.command, DRIVER_FILES.pid, DRIVER_FILES.log, DRIVER_FILES.endpoint];
+  expect(readdirSync(dir).sort()).toEqual([...wrapperFiles, ...FOLDER[type]].sort());
+  if (type === 'SPARK_SQL') {
+    expect(readdirSync(sqlStateDir(config, STATE_KEY)).sort()).toEqual(['metastore_db', 'warehouse']);
+  }
+
+  const group = groupMembers(pid);
+  expect(group.length).toBeGreaterThanOrEqual(2); // the wrapper and the JVM
+  await adapter.remove(s.driverId);
+  await eventually(async () => group.every((p) => !alive(p)), 10_000, 100);
+  expect(groupMembers(pid)).toEqual([]);
+  expect(await probeEngine(type, endpoint, 1_000)).toBe(false);
+  const removed = await adapter.status(s.driverId);
+  expect(removed).toMatchObject({ phase: 'FAILED', message: 'removed' });
+  expect(removed.endpoint).toBeUndefined();
+}
+
+describe.concurrent('local adapter: SQL engines for real', () => {
+  it('SPARK_SQL: the Thrift Server answers at its endpoint, and is gone after remove', async ({ expect }) => {
+    await launchProbeRemove('SPARK_SQL', expect);
+  });
+
+  it.skipIf(!trinoInstalled)('TRINO: Trino answers at its endpoint, and is gone after remove', async ({ expect }) => {
+    const installed = readdirSync(TRINO_HOME).sort();
+    await launchProbeRemove('TRINO', expect);
+    // Runs from the shared install without writing into it.
+    expect(readdirSync(TRINO_HOME).sort()).toEqual(installed);
+  });
+});
