@@ -54,6 +54,7 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
     ]);
     const d = r.body.columns[0];
     expect(d).toMatchObject({ name: 'd', type: 'DECIMAL', precision: 10, scale: 2, index: 1 });
+    expect(r.body.logs.length).toBeGreaterThan(0);
     expect(r.body.columns.map((c: { type: string }) => c.type)).toEqual(['DECIMAL', 'BIGINT', 'BIGINT', 'DATE', 'TIMESTAMP', 'ARRAY', 'MAP', 'STRUCT', 'INT', 'BINARY']);
   });
 
@@ -86,6 +87,27 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
     expect(r.body.info.state).toBe('TIMEDOUT');
     expect(Date.now() - started).toBeLessThan(15_000);
     expect((await sql('select 2')).body.rows).toEqual([[2]]);
+  });
+
+  it('cancels the statement of a client that disconnects', async () => {
+    const ac = new AbortController();
+    const statement = "select reflect('java.lang.Thread', 'sleep', cast(30000 as bigint)) as slept_for_disconnect";
+    const req = fetch(`${h.url}/sql/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ statement }),
+      signal: ac.signal,
+    }).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 1500));
+    ac.abort();
+    expect(await req).toBeInstanceOf(Error);
+    const entry = await eventually(async () => {
+      const page = (await call(h, 'GET', `/sql/history?search=slept_for_disconnect`)).body;
+      const e = page.content?.[0];
+      return e && e.state !== 'RUNNING' ? e : undefined;
+    }, 20_000, 250);
+    expect(entry.state).toBe('CANCELED');
+    expect((await sql('select 6')).body.rows).toEqual([[6]]);
   });
 
   it('serves 8 concurrent clients on one engine', async () => {
@@ -156,7 +178,9 @@ describe('SQL on Trino (TRINO)', () => {
 describe('SQL engine lifecycle', () => {
   let clusterId: string;
   beforeAll(async () => {
-    clusterId = (await call(h, 'POST', '/cluster', { name: 'sql-life', type: 'local', threads: 1 })).body.clusterId;
+    const created = await call(h, 'POST', '/cluster', { name: 'sql-life', type: 'local' });
+    expect(created.status).toBe(200);
+    clusterId = created.body.clusterId;
   });
 
   it('creates asynchronously, replaces a starting engine with force, then runs', async () => {
@@ -191,15 +215,18 @@ describe('SQL engine lifecycle', () => {
 
 describe('SQL engine idle stop', () => {
   let idle: Harness;
+  let clusterId: string;
   beforeAll(async () => {
     idle = await startHarness({ env: { SQL_ENGINE_IDLE_MS: '8000' } });
+    // A cluster of its own: engine workflow ids derive from the cluster id, and both harnesses share Temporal.
+    clusterId = (await call(idle, 'POST', '/cluster', { name: 'sql-idle', type: 'local' })).body.clusterId;
   });
   afterAll(async () => idle?.stop());
 
   it('stops an engine that ran no statement for SQL_ENGINE_IDLE_MS', async () => {
-    const r = await call(idle, 'POST', '/sql/execute', { statement: 'select 5' });
+    const r = await call(idle, 'POST', '/sql/execute', { statement: 'select 5', clusterId });
     expect(r.body.rows).toEqual([[5]]);
-    expect((await call(idle, 'GET', '/sql/engine/default')).body).toHaveLength(1);
-    await eventually(async () => ((await call(idle, 'GET', '/sql/engine/default')).body.length === 0 ? true : undefined), 60_000, 500);
+    expect((await call(idle, 'GET', `/sql/engine/${clusterId}`)).body).toHaveLength(1);
+    await eventually(async () => ((await call(idle, 'GET', `/sql/engine/${clusterId}`)).body.length === 0 ? true : undefined), 60_000, 500);
   });
 });
