@@ -34,20 +34,23 @@ async function engineFor(deps: Deps, clusterId: string, type: SqlEngine): Promis
   return r;
 }
 
+/** How long a broken session waits for the workflow to see its engine die (it polls every WATCH_INTERVAL_MS). */
+const DEATH_NOTICE_MS = 5_000;
+
 /**
- * After a session broke on `dead`: the engine the workflow runs now. Waits while the workflow has not yet
- * noticed (the record still names the same generation), up to the start timeout.
+ * After a session broke on `dead`: the engine to run the statement on again, if the engine died (then the
+ * statement died with it); undefined if the engine still runs, since the statement may then have run.
  */
-async function replacementOf(deps: Deps, dead: SqlEngineRecord): Promise<SqlEngineRecord> {
+async function replacementOf(deps: Deps, dead: SqlEngineRecord): Promise<SqlEngineRecord | undefined> {
   deps.sql.forget(dead);
-  const deadline = Date.now() + deps.config.SQL_ENGINE_START_TIMEOUT_MS;
+  const deadline = Date.now() + DEATH_NOTICE_MS;
   while (Date.now() < deadline) {
     const r = await runningEngine(deps, dead.clusterId, dead.type);
-    if (r && r.generation !== dead.generation) return r;
     if (!r) return engineFor(deps, dead.clusterId, dead.type);
+    if (r.generation !== dead.generation) return r;
     await sleep(250);
   }
-  return dead;
+  return undefined;
 }
 
 async function runOn(deps: Deps, body: SqlStatementCreation, timeoutMs: number, signal: AbortSignal) {
@@ -58,10 +61,13 @@ async function runOn(deps: Deps, body: SqlStatementCreation, timeoutMs: number, 
     try {
       return { engine, outcome: await deps.sql.pools[body.engine].run(engine.endpoint!, body.statement, opts) };
     } catch (e) {
-      // The session broke (engine died or restarted): once more on the engine the workflow runs now.
-      if (attempt >= 2 || signal.aborted) throw conflict(`the ${body.engine} engine could not be reached: ${(e as Error).message}`);
-      log.warn('SQL session broke; retrying on the current engine', { engineId: engine.id, err: String(e) });
-      engine = await replacementOf(deps, engine);
+      const broke = `the session with the ${body.engine} engine broke (${(e as Error).message})`;
+      if (attempt >= 2 || signal.aborted) throw conflict(broke);
+      // Engine died or restarted: once more on the engine the workflow runs now.
+      const next = await replacementOf(deps, engine);
+      if (!next) throw conflict(`${broke}; the engine still runs, so the statement may have run: check before running it again`);
+      log.warn('SQL session broke with its engine; running the statement on the new one', { engineId: engine.id, err: String(e) });
+      engine = next;
     }
   }
 }

@@ -1,0 +1,404 @@
+// HiveServer2's Thrift protocol (Spark Thrift Server, Kyuubi): one TCP connection and one session per
+// SqlConnection. Statements run asynchronously; the server holds a status call until the statement ends
+// (long polling), results come in batches of raw typed columns, converted by values.ts (hive-driver's own
+// result handler rounds DECIMAL and BIGINT, so only its connection and generated Thrift code are used).
+import type { EventEmitter } from 'node:events';
+import { createRequire } from 'node:module';
+import { auth, connections, HiveClient, thrift } from 'hive-driver';
+import type { EngineEndpoint } from '../../domain/sql-engine';
+import type { SqlColumn, SqlOperationInfo, SqlStatementState } from '../../domain/sql';
+import { runControl, stopMessage, stoppedOutcome, type RunControl } from './pool';
+import type { RunOptions, SqlConnection, SqlProtocol, StatementOutcome } from './types';
+import { hiveColumns, hiveRows, type HiveColumnDesc, type HiveRowSet } from './values';
+
+const { TCLIService, TCLIService_types: T } = thrift;
+
+/** Rows per FetchResults: Hive's default server-side cap (hive.server2.thrift.resultset.max.fetch.size). */
+const BATCH = 10_000;
+const MAX_LOG_LINES = 10_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** How long a cancelled statement's held status call may take to return before the outcome is given anyway. */
+const CANCEL_WAIT_MS = 3_000;
+/**
+ * The statement log at VERBOSE: at the server's default level (EXECUTION) Spark's Thrift Server writes
+ * nothing to it. A session setting, so it holds whatever the server was started with.
+ */
+const SESSION_CONF = { 'set:hiveconf:hive.server2.logging.operation.level': 'VERBOSE' };
+const FETCH_NEXT = 0;
+const FETCH_FIRST = 4;
+const LOG_FETCH = 1;
+
+interface Status {
+  statusCode: number;
+  errorMessage?: string | null;
+}
+interface Handle {
+  hasResultSet?: boolean | null;
+}
+interface StatusResp {
+  status: Status;
+  operationState?: number | null;
+  errorMessage?: string | null;
+  hasResultSet?: boolean | null;
+}
+
+class TransportError extends Error {}
+
+/** TStatusCode SUCCESS or SUCCESS_WITH_INFO. */
+const ok = (s: Status) => s.statusCode === 0 || s.statusCode === 1;
+
+/** TOperationState → statement state; undefined while it runs. */
+const ENDED: Record<number, SqlStatementState> = {
+  2: 'FINISHED',
+  3: 'CANCELED',
+  4: 'ERROR',
+  5: 'ERROR',
+  6: 'ERROR',
+  8: 'TIMEDOUT',
+};
+
+/** The engine's message without the Java stack and exception class names. */
+export function engineMessage(raw: string | null | undefined): string {
+  const text = raw ?? 'the engine reported an error without a message';
+  const stack = text.search(/\n\s*at [\w$./]+\(/);
+  return (stack >= 0 ? text.slice(0, stack) : text)
+    .replace(/^org\.apache\.hive\.service\.cli\.HiveSQLException: (Error running query: )?/, '')
+    .replace(/(?:^|(?<=\] ))(?:[a-z][\w$]*\.)+[\w$]*(?:Exception|Error): \n?/g, '')
+    .replace(/^(\[[\w.]+\]) (?=\1)/, '')
+    .trim();
+}
+
+// ---- the Thrift link ---------------------------------------------------------------------------
+
+// hive-driver's own thrift (its dependency, not ours): the framed transport is extended below.
+const requireHere = createRequire(import.meta.url);
+const thriftLib = requireHere(requireHere.resolve('thrift', { paths: [requireHere.resolve('hive-driver')] })) as {
+  TFramedTransport: new (buf?: Buffer, onFlush?: (frame: Buffer, seqid: number | null) => void) => object;
+};
+
+/**
+ * Thrift's framed transport, assembling received frames as Buffers: thrift 0.20's own receiver copies every
+ * byte through a JS array, which costs large results about half their speed.
+ */
+class FramedTransport extends thriftLib.TFramedTransport {
+  static receiver(callback: (t: object, seqid?: number) => void, seqid?: number) {
+    let rest: Buffer | null = null;
+    return (data: Buffer) => {
+      let buf = rest ? Buffer.concat([rest, data]) : data;
+      rest = null;
+      while (buf.length >= 4) {
+        const size = buf.readInt32BE(0);
+        if (buf.length < 4 + size) break;
+        callback(new thriftLib.TFramedTransport(buf.subarray(4, 4 + size)), seqid);
+        buf = buf.subarray(4 + size);
+      }
+      if (buf.length) rest = buf;
+    };
+  }
+}
+
+type Callback = (err: unknown, res: unknown) => void;
+
+/** A connection's RPCs as promises; all pending ones fail at once when the socket goes. */
+class Link {
+  private readonly pending = new Set<(e: Error) => void>();
+  broken?: TransportError;
+
+  constructor(
+    private readonly client: HiveClient,
+    private readonly rpc: Record<string, (req: unknown, cb: Callback) => void>,
+  ) {
+    const events = client as EventEmitter;
+    events.on('error', (e: Error) => this.fail(`HiveServer2 connection failed: ${e.message}`));
+    events.on('close', () => this.fail('HiveServer2 closed the connection'));
+  }
+
+  call<R>(method: string, req: unknown): Promise<R> {
+    if (this.broken) return Promise.reject(this.broken);
+    return new Promise<R>((resolve, reject) => {
+      this.pending.add(reject);
+      this.rpc[method].call(this.rpc, req, (err, res) => {
+        this.pending.delete(reject);
+        if (err) this.fail(`HiveServer2 ${method} failed: ${(err as Error).message ?? String(err)}`);
+        if (err) reject(this.broken);
+        else resolve(res as R);
+      });
+    });
+  }
+
+  fail(message: string) {
+    this.broken ??= new TransportError(message);
+    for (const reject of this.pending) reject(this.broken);
+    this.pending.clear();
+  }
+
+  close() {
+    this.fail('connection closed');
+    this.client.close();
+  }
+}
+
+async function openLink(e: EngineEndpoint, user: string, timeoutMs: number): Promise<Link> {
+  const client = new HiveClient(TCLIService, T);
+  client.on('error', () => undefined); // until the Link listens: an unheard 'error' would throw
+  let socket: { destroy(): void } | undefined;
+  const plain = new auth.PlainTcpAuthentication({ username: user, password: 'anonymous' });
+  // HiveServer2 with authentication NONE speaks SASL PLAIN; the socket is kept to abort a slow connect.
+  const authProvider = {
+    authenticate(t: Parameters<typeof plain.authenticate>[0]) {
+      const done = plain.authenticate(t);
+      socket = (t as unknown as { getTransport(): { destroy(): void } }).getTransport();
+      return done;
+    },
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new TransportError(`no HiveServer2 answer at ${e.host}:${e.port} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  const connecting = client.connect(
+    { host: e.host, port: e.port, options: { transport: FramedTransport } },
+    new connections.TcpConnection(),
+    authProvider,
+  );
+  try {
+    await Promise.race([connecting, timeout]);
+  } catch (err) {
+    socket?.destroy();
+    connecting.catch(() => undefined);
+    throw err instanceof TransportError
+      ? err
+      : new TransportError(`cannot connect to HiveServer2 at ${e.host}:${e.port}: ${(err as Error).message}`);
+  } finally {
+    clearTimeout(timer);
+  }
+  return new Link(client, client.getClient() as unknown as Record<string, (req: unknown, cb: Callback) => void>);
+}
+
+// ---- sessions and statements -----------------------------------------------------------------------
+
+export const hiveProtocol: SqlProtocol = {
+  async connect(endpoint, opts = {}) {
+    const user = opts.user ?? 'anonymous';
+    const timeoutMs = opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    const link = await openLink(endpoint, user, timeoutMs);
+    try {
+      const res = await link.call<{ status: Status; sessionHandle: Handle }>(
+        'OpenSession',
+        new T.TOpenSessionReq({
+          client_protocol: T.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10,
+          username: user,
+          password: 'anonymous',
+          configuration: SESSION_CONF,
+        }),
+      );
+      if (!ok(res.status)) throw new Error(`HiveServer2 refused a session: ${engineMessage(res.status.errorMessage)}`);
+      return new HiveConnection(link, res.sessionHandle, endpoint, user, timeoutMs);
+    } catch (err) {
+      link.close();
+      throw err;
+    }
+  },
+};
+
+class HiveConnection implements SqlConnection {
+  private closed = false;
+
+  constructor(
+    private readonly link: Link,
+    private readonly session: Handle,
+    private readonly endpoint: EngineEndpoint,
+    private readonly user: string,
+    private readonly connectTimeoutMs: number,
+  ) {}
+
+  get healthy(): boolean {
+    return !this.closed && !this.link.broken;
+  }
+
+  async run(statement: string, opts: RunOptions): Promise<StatementOutcome> {
+    const info: Omit<SqlOperationInfo, 'state'> = { creationTime: Date.now() };
+    const control = runControl(opts);
+    try {
+      if (control.reason) return stoppedOutcome(control.reason, info, stopMessage(control.reason, opts));
+      const req = new T.TExecuteStatementReq({
+        sessionHandle: this.session,
+        statement,
+        runAsync: true,
+        confOverlay: {},
+      });
+      const exec = await this.link.call<{ status: Status; operationHandle?: Handle }>('ExecuteStatement', req);
+      info.startTime = Date.now();
+      if (!ok(exec.status) || !exec.operationHandle)
+        return ended(info, 'ERROR', engineMessage(exec.status.errorMessage));
+      const op = exec.operationHandle;
+      try {
+        return await this.follow(op, info, opts, control);
+      } finally {
+        // Not awaited: the socket keeps the order, the next statement's calls come after it.
+        this.link.call('CloseOperation', new T.TCloseOperationReq({ operationHandle: op })).catch(() => undefined);
+      }
+    } finally {
+      control.dispose();
+    }
+  }
+
+  /** Waits for the statement's end (or its deadline or cancel), then fetches its rows and log. */
+  private async follow(
+    op: Handle,
+    info: Omit<SqlOperationInfo, 'state'>,
+    opts: RunOptions,
+    control: RunControl,
+  ): Promise<StatementOutcome> {
+    const polling = this.waitForEnd(op, control);
+    const end = await Promise.race([polling, control.stopped]);
+    if (typeof end === 'string' || !end) {
+      const reason = typeof end === 'string' ? end : (control.reason ?? 'CANCELED');
+      await this.cancel(op, polling);
+      return stoppedOutcome(reason, info, stopMessage(reason, opts), await this.logs(op));
+    }
+    info.completionTime = Date.now();
+    const state = ok(end.status) ? ENDED[end.operationState ?? 6] : 'ERROR';
+    if (state !== 'FINISHED') {
+      const why = engineMessage(end.errorMessage ?? end.status.errorMessage ?? `the statement ended ${state}`);
+      return { ...ended(info, state, why), logs: await this.logs(op) };
+    }
+    // Schema, first batch and log requested together: the server answers them in order, one wait for all.
+    const logs = this.logs(op);
+    logs.catch(() => undefined); // awaited below, after the rows
+    if ((end.hasResultSet ?? op.hasResultSet) === false) return { ...ended(info, 'FINISHED'), logs: await logs };
+    const result = this.fetchAll(op, opts.maxRows, control);
+    const done = await Promise.race([result, control.stopped]);
+    if (typeof done === 'string') {
+      result.catch(() => undefined);
+      return stoppedOutcome(done, info, stopMessage(done, opts), await logs);
+    }
+    if ('error' in done) return { ...ended(info, 'ERROR', done.error), logs: await logs };
+    return { info: { ...info, state: 'FINISHED' }, columns: done.columns, rows: done.rows, logs: await logs };
+  }
+
+  /** Status until the statement ends; undefined once stopped. Spark holds each call up to 5 s while it runs. */
+  private async waitForEnd(op: Handle, control: RunControl): Promise<StatusResp | undefined> {
+    for (let round = 0; ; round++) {
+      const asked = Date.now();
+      const s = await this.link.call<StatusResp>(
+        'GetOperationStatus',
+        new T.TGetOperationStatusReq({ operationHandle: op }),
+      );
+      if (!ok(s.status) || ENDED[s.operationState ?? 0]) return s;
+      if (control.reason) return undefined;
+      // A server without long polling answers at once: back off a little instead of spinning.
+      if (Date.now() - asked < 20) await new Promise((r) => setTimeout(r, Math.min(2 ** round, 50)));
+    }
+  }
+
+  /**
+   * Cancels in the engine through a second connection (this one's status call may be held by the server),
+   * then lets the held call return, so the connection is clean for the next statement.
+   */
+  private async cancel(op: Handle, polling: Promise<unknown>): Promise<void> {
+    const req = new T.TCancelOperationReq({ operationHandle: op });
+    try {
+      const side = await openLink(this.endpoint, this.user, this.connectTimeoutMs);
+      try {
+        await side.call('CancelOperation', req);
+      } finally {
+        side.close();
+      }
+    } catch {
+      await this.link.call('CancelOperation', req).catch(() => undefined);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([polling.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, CANCEL_WAIT_MS)))]);
+    clearTimeout(timer);
+  }
+
+  private async fetchAll(
+    op: Handle,
+    maxRows: number,
+    control: RunControl,
+  ): Promise<{ columns: SqlColumn[]; rows: unknown[][] } | { error: string }> {
+    const meta = this.link.call<{ status: Status; schema?: { columns: HiveColumnDesc[] } }>(
+      'GetResultSetMetadata',
+      new T.TGetResultSetMetadataReq({ operationHandle: op }),
+    );
+    const fetch = (n: number) =>
+      this.link.call<{ status: Status; results?: HiveRowSet }>(
+        'FetchResults',
+        new T.TFetchResultsReq({ operationHandle: op, orientation: FETCH_NEXT, maxRows: n, fetchType: 0 }),
+      );
+    let next: ReturnType<typeof fetch> | undefined = fetch(Math.min(BATCH, maxRows));
+    next.catch(() => undefined); // awaited below; a failure of the schema call must not leave it unhandled
+    const schema = await meta;
+    if (!ok(schema.status)) return { error: engineMessage(schema.status.errorMessage) };
+    const columns = hiveColumns(schema.schema?.columns ?? []);
+    const rows: unknown[][] = [];
+    let fetched = 0;
+    while (next) {
+      const res: Awaited<ReturnType<typeof fetch>> = await next;
+      if (!ok(res.status)) return { error: engineMessage(res.status.errorMessage) };
+      const n = res.results ? rowCount(res.results) : 0;
+      fetched += n;
+      // The next batch is asked for before this one is converted, so the server works meanwhile.
+      next = n > 0 && fetched < maxRows && !control.reason ? fetch(Math.min(BATCH, maxRows - fetched)) : undefined;
+      next?.catch(() => undefined);
+      if (n) for (const row of hiveRows(columns, res.results as HiveRowSet)) rows.push(row);
+    }
+    return { columns, rows: rows.length > maxRows ? rows.slice(0, maxRows) : rows };
+  }
+
+  /** The statement's operation log (empty when the server keeps none). */
+  private async logs(op: Handle): Promise<string[]> {
+    const req = new T.TFetchResultsReq({
+      operationHandle: op,
+      orientation: FETCH_FIRST,
+      maxRows: MAX_LOG_LINES,
+      fetchType: LOG_FETCH,
+    });
+    const res = await this.link.call<{ status: Status; results?: HiveRowSet }>('FetchResults', req);
+    const lines = ok(res.status) ? res.results?.columns?.[0]?.stringVal?.values : undefined;
+    return (lines as string[] | undefined) ?? [];
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.link.broken) {
+      let timer: NodeJS.Timeout | undefined;
+      const closing = this.link
+        .call('CloseSession', new T.TCloseSessionReq({ sessionHandle: this.session }))
+        .catch(() => undefined);
+      await Promise.race([closing, new Promise((r) => (timer = setTimeout(r, 2_000)))]);
+      clearTimeout(timer);
+    }
+    this.link.close();
+  }
+}
+
+function rowCount(set: HiveRowSet): number {
+  const col = set.columns?.[0];
+  if (!col) return 0;
+  const v =
+    col.stringVal ??
+    col.i64Val ??
+    col.i32Val ??
+    col.doubleVal ??
+    col.boolVal ??
+    col.binaryVal ??
+    col.i16Val ??
+    col.byteVal;
+  return v?.values.length ?? 0;
+}
+
+const ended = (
+  info: Omit<SqlOperationInfo, 'state'>,
+  state: SqlStatementState,
+  exception?: string,
+): StatementOutcome => ({
+  info: { ...info, state, completionTime: info.completionTime ?? Date.now(), ...(exception ? { exception } : {}) },
+  columns: [],
+  rows: [],
+  logs: [],
+});
