@@ -4,7 +4,8 @@ import { defineConfig } from 'vitest/config';
 // Integration files are light: they run side by side, one per two cores, up to 4 (INTEGRATION_WORKERS overrides).
 // On two cores that is one: measured, a second worker gained nothing there (the servers share the same cores).
 // Spark drivers are heavy: end-to-end files run one at a time.
-const integrationWorkers = Number(process.env.INTEGRATION_WORKERS) || Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2)));
+const integrationWorkers =
+  Number(process.env.INTEGRATION_WORKERS) || Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2)));
 // One Temporal dev server and one MongoDB-protocol server per run, shared by both projects (test/global-setup.ts).
 const servers = { globalSetup: ['test/global-setup.ts'], testTimeout: 180_000, hookTimeout: 180_000 };
 
@@ -14,9 +15,25 @@ export default defineConfig({
       // No servers: pure functions and single modules.
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
       // Real Temporal and MongoDB-protocol servers; fake or recording cluster adapters, the fake Kubernetes API.
-      { test: { name: 'integration', include: ['test/integration/**/*.test.ts'], ...servers, maxWorkers: integrationWorkers, sequence: { groupOrder: 1 } } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          ...servers,
+          maxWorkers: integrationWorkers,
+          sequence: { groupOrder: 1 },
+        },
+      },
       // Real Spark (local mode) behind the whole stack.
-      { test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], ...servers, fileParallelism: false, sequence: { groupOrder: 2 } } },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          ...servers,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
+        },
+      },
     ],
   },
 });

@@ -28,12 +28,26 @@ export function createDriverActivities(
      * for it: writing it here, through the same versioned projection, saves the workflow a round of
      * its own before the launch.
      */
-    async launchDriver(clusterName: string, spec: DriverSpec, starting?: { job: Job; version: number }): Promise<DriverStatus> {
-      const [adapter] = await Promise.all([adapterFor(clusterName), starting && projection.projectJob(starting.job, starting.version)]);
+    async launchDriver(
+      clusterName: string,
+      spec: DriverSpec,
+      starting?: { job: Job; version: number },
+    ): Promise<DriverStatus> {
+      const [adapter] = await Promise.all([
+        adapterFor(clusterName),
+        starting && projection.projectJob(starting.job, starting.version),
+      ]);
       // Runners connect back to the Temporal server this worker uses.
       const full: DriverSpec =
         spec.role === 'runner'
-          ? { ...spec, env: { TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE, ...spec.env } }
+          ? {
+              ...spec,
+              env: {
+                TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
+                TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE,
+                ...spec.env,
+              },
+            }
           : spec;
       try {
         return await adapter.launch(full);
@@ -47,7 +61,12 @@ export function createDriverActivities(
      * Polls the driver until its phase differs from `known` (or its appId appears), heartbeating, and
      * returns the new status. Returns the unchanged status after `maxWaitMs` so histories stay bounded.
      */
-    async watchDriver(clusterName: string, driverId: string, known: DriverStatus, maxWaitMs = 10 * 60_000): Promise<DriverStatus> {
+    async watchDriver(
+      clusterName: string,
+      driverId: string,
+      known: DriverStatus,
+      maxWaitMs = 10 * 60_000,
+    ): Promise<DriverStatus> {
       const ctx = Context.current();
       const adapter = await adapterFor(clusterName);
       const deadline = Date.now() + maxWaitMs;

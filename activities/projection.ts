@@ -9,9 +9,18 @@ import { Collections, type Store } from '../lib/mongo';
 
 // A whole-document replace (not $set) so that every change event carries the record exactly as written:
 // a replace event's fullDocument is the replacement itself, and stream subscribers see every state.
-async function upsertVersioned(col: Collection<Document>, id: string, version: number, doc: Document): Promise<boolean> {
+async function upsertVersioned(
+  col: Collection<Document>,
+  id: string,
+  version: number,
+  doc: Document,
+): Promise<boolean> {
   try {
-    const r = await col.replaceOne({ _id: id, version: { $lt: version } } as Document, { ...doc, version }, { upsert: true });
+    const r = await col.replaceOne(
+      { _id: id, version: { $lt: version } } as Document,
+      { ...doc, version },
+      { upsert: true },
+    );
     return r.modifiedCount + r.upsertedCount > 0;
   } catch (e) {
     // The filter missed because the stored version is newer; the upsert then collides on _id.
@@ -35,10 +44,16 @@ export function createProjection(store: Store) {
       return upsertVersioned(store.col(Collections.jobs), job.jobId, version, { ...job, tagMap: tagMap(job.tags) });
     },
     async projectGroup(group: Omit<Group, 'jobs'>, version: number): Promise<boolean> {
-      return upsertVersioned(store.col(Collections.groups), group.id, version, { ...group, tagMap: tagMap(group.tags) });
+      return upsertVersioned(store.col(Collections.groups), group.id, version, {
+        ...group,
+        tagMap: tagMap(group.tags),
+      });
     },
     async projectSchedule(schedule: Omit<Schedule, 'jobs'>, version: number): Promise<boolean> {
-      return upsertVersioned(store.col(Collections.schedules), schedule.id, version, { ...schedule, tagMap: tagMap(schedule.tags) });
+      return upsertVersioned(store.col(Collections.schedules), schedule.id, version, {
+        ...schedule,
+        tagMap: tagMap(schedule.tags),
+      });
     },
     async projectResult(result: JobInstanceResult, version: number): Promise<boolean> {
       return upsertVersioned(store.col(Collections.results), result.jobInstanceId, version, { ...result });

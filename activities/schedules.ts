@@ -3,7 +3,12 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { type Client, ScheduleNotFoundError } from '@temporalio/client';
 import { jobWorkflowId, scheduleId as temporalScheduleId, SearchAttr } from '../domain/ids';
 import type { JobWorkflowInput } from '../domain/job';
-import { SCHEDULE_CATCHUP_WINDOW, SCHEDULE_OVERLAP_POLICY, scheduledJobIdPrefix, type TemporalScheduleDef } from '../domain/schedule';
+import {
+  SCHEDULE_CATCHUP_WINDOW,
+  SCHEDULE_OVERLAP_POLICY,
+  scheduledJobIdPrefix,
+  type TemporalScheduleDef,
+} from '../domain/schedule';
 
 function action(def: TemporalScheduleDef) {
   const input: JobWorkflowInput = { spec: def.spec, maxRetries: def.maxRetries, scheduleId: def.scheduleId };
@@ -31,7 +36,8 @@ function spec(def: TemporalScheduleDef) {
 
 export function createScheduleActivities(client: Client | undefined) {
   const temporal = () => {
-    if (!client) throw ApplicationFailure.nonRetryable('this worker has no Temporal client for schedules', 'Misconfigured');
+    if (!client)
+      throw ApplicationFailure.nonRetryable('this worker has no Temporal client for schedules', 'Misconfigured');
     return client;
   };
   return {
@@ -63,7 +69,8 @@ export function createScheduleActivities(client: Client | undefined) {
       } catch (e) {
         const msg = (e as Error).message ?? '';
         // An invalid cron expression is refused by the server: retrying will not help.
-        if (/invalid|cron/i.test(msg) && !/already/i.test(msg)) throw ApplicationFailure.nonRetryable(msg, 'InvalidSchedule');
+        if (/invalid|cron/i.test(msg) && !/already/i.test(msg))
+          throw ApplicationFailure.nonRetryable(msg, 'InvalidSchedule');
         throw e;
       }
     },
@@ -75,6 +82,5 @@ export function createScheduleActivities(client: Client | undefined) {
         if (!(e instanceof ScheduleNotFoundError)) throw e;
       }
     },
-
   };
 }

@@ -35,14 +35,22 @@ export function createSqlEngineActivities(config: Config, adapterFor: AdapterLoo
      * that ends, or does not answer within `timeoutMs`, is a non-retryable EngineFailed failure whose
      * message carries the end of its log.
      */
-    async awaitEngineReady(clusterName: string, driverId: string, type: SqlEngine, timeoutMs: number): Promise<EngineEndpoint> {
+    async awaitEngineReady(
+      clusterName: string,
+      driverId: string,
+      type: SqlEngine,
+      timeoutMs: number,
+    ): Promise<EngineEndpoint> {
       const ctx = Context.current();
       const adapter = await adapterFor(clusterName);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const st = await adapter.status(driverId);
         if (isFinalPhase(st.phase) || st.phase === 'MISSING') {
-          throw ApplicationFailure.nonRetryable(await why(clusterName, driverId, st, `the ${type} engine ended before it listened`), ENGINE_FAILED);
+          throw ApplicationFailure.nonRetryable(
+            await why(clusterName, driverId, st, `the ${type} engine ended before it listened`),
+            ENGINE_FAILED,
+          );
         }
         if (st.endpoint && (await probeEngine(type, st.endpoint, 2_000))) return st.endpoint;
         if (Date.now() > deadline) {
@@ -54,6 +62,5 @@ export function createSqlEngineActivities(config: Config, adapterFor: AdapterLoo
         if (ctx.cancellationSignal.aborted) throw ApplicationFailure.nonRetryable('cancelled', 'Cancelled');
       }
     },
-
   };
 }

@@ -26,7 +26,15 @@ const log = logger('api');
 export function allRoutes(deps: ApiDeps): RouteDef[] {
   deps.feeds ??= createFeeds(deps.store);
   // Stream paths come before `/job/:jobId` so that `/job/updates` is not read as a job id.
-  return [...healthRoutes(deps), ...streamRoutes(deps.feeds), ...clusterRoutes(deps), ...jobRoutes(deps), ...groupRoutes(deps), ...scheduleRoutes(deps), ...sqlRoutes(deps)];
+  return [
+    ...healthRoutes(deps),
+    ...streamRoutes(deps.feeds),
+    ...clusterRoutes(deps),
+    ...jobRoutes(deps),
+    ...groupRoutes(deps),
+    ...scheduleRoutes(deps),
+    ...sqlRoutes(deps),
+  ];
 }
 
 export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): Koa {

@@ -23,13 +23,23 @@ export function checkUploads(files: Files): void {
       if (seen.has(n)) throw conflict(`${kind}: two files are named '${n}'`);
       seen.add(n);
       if (kind === 'jars' && !n.endsWith('.jar')) throw conflict(`jars: '${n}' is not a .jar file`);
-      if (kind === 'pyFiles' && !/\.(py|zip|egg)$/.test(n)) throw conflict(`pyFiles: '${n}' is not a .py, .zip or .egg file`);
+      if (kind === 'pyFiles' && !/\.(py|zip|egg)$/.test(n))
+        throw conflict(`pyFiles: '${n}' is not a .py, .zip or .egg file`);
     }
   }
 }
 
-export async function storeUploads(artifactDir: string, ownerId: string, files: Files, base?: Artifacts): Promise<Artifacts> {
-  const out: Artifacts = { jars: [...(base?.jars ?? [])], files: [...(base?.files ?? [])], pyFiles: [...(base?.pyFiles ?? [])] };
+export async function storeUploads(
+  artifactDir: string,
+  ownerId: string,
+  files: Files,
+  base?: Artifacts,
+): Promise<Artifacts> {
+  const out: Artifacts = {
+    jars: [...(base?.jars ?? [])],
+    files: [...(base?.files ?? [])],
+    pyFiles: [...(base?.pyFiles ?? [])],
+  };
   for (const kind of KINDS) {
     const list = files[kind] ?? [];
     if (!list.length) continue;
@@ -49,5 +59,9 @@ export async function storeUploads(artifactDir: string, ownerId: string, files: 
 
 /** Removes temporary uploads of a refused request. */
 export async function discardUploads(files: Files): Promise<void> {
-  await Promise.all(Object.values(files).flat().map((f) => rm(f.filepath, { force: true })));
+  await Promise.all(
+    Object.values(files)
+      .flat()
+      .map((f) => rm(f.filepath, { force: true })),
+  );
 }

@@ -61,6 +61,7 @@ export function toHttp(err: unknown): { status: number; message: string; expose:
     return { status: 503, message: 'the database is unavailable; try again shortly', expose: false };
   }
   const grpc = (err as { code?: number; cause?: { code?: number } })?.cause?.code ?? e?.code;
-  if (name === 'ServiceError' && grpc === 14) return { status: 503, message: 'Temporal is unavailable; try again shortly', expose: false };
+  if (name === 'ServiceError' && grpc === 14)
+    return { status: 503, message: 'Temporal is unavailable; try again shortly', expose: false };
   return { status: 500, message: 'internal error', expose: false };
 }

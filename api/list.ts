@@ -17,12 +17,20 @@ type Query = Record<string, string | string[] | undefined>;
 export function arrayParam(q: Query, name: string): string[] | undefined {
   const v = q[name];
   if (v === undefined) return undefined;
-  const list = (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  const list = (Array.isArray(v) ? v : [v])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
   return list;
 }
 
 /** An enum array filter; unknown values are a validation failure (409). */
-export function enumArrayParam<T extends string>(q: Query, name: string, allowed: readonly T[], dflt?: T[]): T[] | undefined {
+export function enumArrayParam<T extends string>(
+  q: Query,
+  name: string,
+  allowed: readonly T[],
+  dflt?: T[],
+): T[] | undefined {
   const list = arrayParam(q, name);
   if (list === undefined || list.length === 0) return dflt;
   for (const v of list) {
@@ -45,7 +53,12 @@ export function intParam(q: Query, name: string, dflt: number, min: number, max:
   return r.data;
 }
 
-export function parseListQuery(q: Query, sortable: readonly string[], maxSize: number, defaultSort: [string, 1 | -1]): ListQuery {
+export function parseListQuery(
+  q: Query,
+  sortable: readonly string[],
+  maxSize: number,
+  defaultSort: [string, 1 | -1],
+): ListQuery {
   const page = intParam(q, 'page', 0, 0, 1_000_000);
   const size = intParam(q, 'size', 10, 1, maxSize);
   const sortRaw = (Array.isArray(q.sort) ? q.sort : q.sort ? [q.sort] : []).filter(Boolean);
@@ -55,7 +68,8 @@ export function parseListQuery(q: Query, sortable: readonly string[], maxSize: n
     if (rest.length || !sortable.includes(field)) {
       throw conflict(`sort: '${s}' must be field,asc|desc with field one of ${sortable.join(', ')}`);
     }
-    if (dir.toLowerCase() !== 'asc' && dir.toLowerCase() !== 'desc') throw conflict(`sort: direction of '${s}' must be asc or desc`);
+    if (dir.toLowerCase() !== 'asc' && dir.toLowerCase() !== 'desc')
+      throw conflict(`sort: direction of '${s}' must be asc or desc`);
     return [field, dir.toLowerCase() === 'asc' ? 1 : -1];
   });
   if (sort.length === 0) sort.push(defaultSort);

@@ -4,7 +4,12 @@ import type { Document } from 'mongodb';
 import { Collections, type Store } from '../lib/mongo';
 import { conflict } from './errors';
 
-export async function reserveName(store: Store, kind: 'group' | 'schedule', name: string, ownerId: string): Promise<void> {
+export async function reserveName(
+  store: Store,
+  kind: 'group' | 'schedule',
+  name: string,
+  ownerId: string,
+): Promise<void> {
   try {
     await store.col(Collections.names).insertOne({ _id: `${kind}:${name}`, ownerId, time: Date.now() } as Document);
   } catch (e) {
@@ -13,12 +18,23 @@ export async function reserveName(store: Store, kind: 'group' | 'schedule', name
   }
 }
 
-export async function releaseName(store: Store, kind: 'group' | 'schedule', name: string, ownerId: string): Promise<void> {
+export async function releaseName(
+  store: Store,
+  kind: 'group' | 'schedule',
+  name: string,
+  ownerId: string,
+): Promise<void> {
   await store.col(Collections.names).deleteOne({ _id: `${kind}:${name}`, ownerId } as Document);
 }
 
 /** Moves a reservation to a new name (schedule rename); 409 when the new name is taken. */
-export async function renameReservation(store: Store, kind: 'group' | 'schedule', from: string, to: string, ownerId: string): Promise<void> {
+export async function renameReservation(
+  store: Store,
+  kind: 'group' | 'schedule',
+  from: string,
+  to: string,
+  ownerId: string,
+): Promise<void> {
   if (from === to) return;
   await reserveName(store, kind, to, ownerId);
   await releaseName(store, kind, from, ownerId);

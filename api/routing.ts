@@ -67,7 +67,8 @@ export function mount(router: Router, defs: RouteDef[]): void {
         const type = ctx.request.type;
         const isJson = type === 'application/json' || type.endsWith('+json');
         const isForm = type === 'multipart/form-data' || type === 'application/x-www-form-urlencoded';
-        if (def.body.kind === 'json' && !isJson) throw badRequest(`expected a JSON body (Content-Type: application/json), got '${type || 'none'}'`);
+        if (def.body.kind === 'json' && !isJson)
+          throw badRequest(`expected a JSON body (Content-Type: application/json), got '${type || 'none'}'`);
         if (def.body.kind === 'form' && !isForm && !isJson) {
           throw badRequest(`expected a multipart/form-data body, got '${type || 'none'}'`);
         }
@@ -81,7 +82,10 @@ export function mount(router: Router, defs: RouteDef[]): void {
       const files = normaliseFiles((ctx.request as { files?: unknown }).files);
       const allowed = new Set(def.body?.files ?? []);
       for (const name of Object.keys(files)) {
-        if (!allowed.has(name)) throw badRequest(`unexpected file field '${name}'${allowed.size ? `; files go in ${[...allowed].join(', ')}` : ''}`);
+        if (!allowed.has(name))
+          throw badRequest(
+            `unexpected file field '${name}'${allowed.size ? `; files go in ${[...allowed].join(', ')}` : ''}`,
+          );
       }
       const result = await def.handler({
         body,
@@ -107,10 +111,16 @@ const ERROR_TEXT: Record<number, string> = {
 
 export function openApiDocument(defs: RouteDef[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  const schema = (s: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' });
+  const schema = (s: z.ZodType, io: 'input' | 'output') =>
+    z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' });
   for (const def of defs) {
     const p = API_PREFIX + def.path.replace(/:([A-Za-z]+)/g, '{$1}');
-    const params = [...def.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const params = [...def.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
     const query = (def.query ?? []).map((q) => ({
       name: q.name,
       in: 'query',
@@ -124,14 +134,18 @@ export function openApiDocument(defs: RouteDef[]): Record<string, unknown> {
         : { description: 'OK, empty body' },
     };
     for (const code of def.errors ?? []) {
-      responses[code] = { description: ERROR_TEXT[code], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[code] = {
+        description: ERROR_TEXT[code],
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     }
     let requestBody: unknown;
     if (def.body) {
       const bodySchema = schema(def.body.schema, 'input') as Record<string, unknown>;
       if (def.body.kind === 'form' && def.body.files?.length) {
         const props = { ...((bodySchema.properties as object) ?? {}) } as Record<string, unknown>;
-        for (const f of def.body.files) props[f] = { type: 'array', items: { type: 'string', contentMediaType: 'application/octet-stream' } };
+        for (const f of def.body.files)
+          props[f] = { type: 'array', items: { type: 'string', contentMediaType: 'application/octet-stream' } };
         bodySchema.properties = props;
       }
       requestBody = {
@@ -151,10 +165,16 @@ export function openApiDocument(defs: RouteDef[]): Record<string, unknown> {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Spark orchestrator', version: '1.0.0', description: 'Single Spark jobs, groups of interactive drivers, schedules, clusters and SQL on Temporal.' },
+    info: {
+      title: 'Spark orchestrator',
+      version: '1.0.0',
+      description: 'Single Spark jobs, groups of interactive drivers, schedules, clusters and SQL on Temporal.',
+    },
     servers: [{ url: '/' }],
     paths,
-    components: { schemas: { Error: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } } },
+    components: {
+      schemas: { Error: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } },
+    },
   };
 }
 

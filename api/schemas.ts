@@ -20,7 +20,10 @@ export const name = z
   .trim()
   .min(1, 'must not be empty')
   .max(128, 'must be at most 128 characters')
-  .regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'must start with a letter or digit and contain only letters, digits, space, . _ -');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9 ._-]*$/,
+    'must start with a letter or digit and contain only letters, digits, space, . _ -',
+  );
 
 const intString = (min: number) =>
   z

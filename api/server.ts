@@ -33,7 +33,8 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-const urlHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host);
+const urlHost = (host: string) =>
+  host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 
 export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const { config, store, temporal } = opts;

@@ -1,7 +1,14 @@
 // The Spark settings shared by the forms of single jobs (4.19), groups (4.2) and schedules (4.12):
 // every field a string, delimited strings parsed by domain/delimited.ts (409 naming the field).
 import { z } from 'zod';
-import { parseArgs, parseIntField, parseJobConfig, parsePackages, parsePyRequirements, parseTags } from '../domain/delimited';
+import {
+  parseArgs,
+  parseIntField,
+  parseJobConfig,
+  parsePackages,
+  parsePyRequirements,
+  parseTags,
+} from '../domain/delimited';
 import { parseMemorySettings, type MemoryForm } from '../domain/memory';
 import { Language, LANGUAGES } from '../domain/states';
 import type { Artifacts, SparkSpec } from '../domain/types';
@@ -58,10 +65,13 @@ export function checkMainResource(spec: SparkSpec, uploads: { jars: string[]; py
     if (!spec.jobClass) throw conflict('jobClass: a SCALA job needs the main class to run');
     if (uploads.jars.length === 0) throw conflict('jars: a SCALA job needs at least one jar holding its main class');
   } else {
-    if (!spec.jobClass) throw conflict('jobClass: a PYTHON job needs the module among its pyFiles that is the main program');
+    if (!spec.jobClass)
+      throw conflict('jobClass: a PYTHON job needs the module among its pyFiles that is the main program');
     const names = uploads.pyFiles.map((p) => p.split('/').pop()!.replace(/\.py$/, ''));
     if (!names.includes(spec.jobClass.replace(/\.py$/, ''))) {
-      throw conflict(`jobClass: '${spec.jobClass}' is not one of the uploaded pyFiles (${names.join(', ') || 'none uploaded'})`);
+      throw conflict(
+        `jobClass: '${spec.jobClass}' is not one of the uploaded pyFiles (${names.join(', ') || 'none uploaded'})`,
+      );
     }
   }
 }

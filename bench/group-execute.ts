@@ -62,7 +62,9 @@ interface Variant {
 }
 
 runBench('group-execute', READY_S + 2 * SECONDS + 300, async () => {
-  printHeader('bench:group — execute-and-wait in warm groups (local Spark drivers, runner/runner.py), PYTHON and SCALA (JVM) job classes');
+  printHeader(
+    'bench:group — execute-and-wait in warm groups (local Spark drivers, runner/runner.py), PYTHON and SCALA (JVM) job classes',
+  );
   const s = await startBenchStack();
   const driverDir = s.config.DRIVER_DIR;
   // Registered after the stack, so it runs before the services stop: drivers die first.
@@ -72,17 +74,35 @@ runBench('group-execute', READY_S + 2 * SECONDS + 300, async () => {
   });
 
   const t0 = performance.now();
-  const common = { scale: String(SCALE), driverMemory: '512m', jobConfig: 'spark.sql.shuffle.partitions=2;spark.ui.enabled=false' };
+  const common = {
+    scale: String(SCALE),
+    driverMemory: '512m',
+    jobConfig: 'spark.sql.shuffle.partitions=2;spark.ui.enabled=false',
+  };
   // Both groups start together: their drivers come up in parallel.
   const [python, jvm] = await Promise.all([
-    createGroup(s, form({ name: 'bench-group', language: 'PYTHON', ...common }, { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] })),
-    createGroup(s, form({ name: 'bench-group-jvm', language: 'SCALA', ...common }, { jars: [{ name: 'bench.jar', content: noopJar(s) }] })),
+    createGroup(
+      s,
+      form(
+        { name: 'bench-group', language: 'PYTHON', ...common },
+        { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] },
+      ),
+    ),
+    createGroup(
+      s,
+      form(
+        { name: 'bench-group-jvm', language: 'SCALA', ...common },
+        { jars: [{ name: 'bench.jar', content: noopJar(s) }] },
+      ),
+    ),
   ]);
   const variants: Variant[] = [
     { label: 'PYTHON job class (Python IlumJob)', jobClass: 'jobs.Noop', groupId: python },
     { label: 'SCALA job class (Java cloud.ilum.job.Job, through py4j)', jobClass: 'bench.Noop', groupId: jvm },
   ];
-  console.log(`groups ${python} (PYTHON) and ${jvm} (SCALA) created (scale ${SCALE} each); waiting for ${2 * SCALE} READY instances (up to ${READY_S} s)`);
+  console.log(
+    `groups ${python} (PYTHON) and ${jvm} (SCALA) created (scale ${SCALE} each); waiting for ${2 * SCALE} READY instances (up to ${READY_S} s)`,
+  );
   try {
     await Promise.all(variants.map((v) => waitReady(s, v, t0)));
   } catch (e) {
@@ -117,8 +137,13 @@ function noopJar(s: BenchStack): Buffer {
   const dir = path.join(s.dir, 'noop-jar');
   mkdirSync(path.join(dir, 'bench'), { recursive: true });
   writeFileSync(path.join(dir, 'bench', 'Noop.java'), NOOP_JAVA);
-  const cp = [path.join(s.config.SPARK_HOME, 'jars', '*'), path.join(s.config.STACK_DIR, 'jvm', 'ilum-job-api-6.0.0.jar')].join(path.delimiter);
-  execFileSync('javac', ['-nowarn', '--release', '8', '-cp', cp, '-d', dir, path.join(dir, 'bench', 'Noop.java')], { stdio: 'pipe' });
+  const cp = [
+    path.join(s.config.SPARK_HOME, 'jars', '*'),
+    path.join(s.config.STACK_DIR, 'jvm', 'ilum-job-api-6.0.0.jar'),
+  ].join(path.delimiter);
+  execFileSync('javac', ['-nowarn', '--release', '8', '-cp', cp, '-d', dir, path.join(dir, 'bench', 'Noop.java')], {
+    stdio: 'pipe',
+  });
   execFileSync('jar', ['cf', path.join(dir, 'bench.jar'), '-C', dir, 'bench/Noop.class']);
   return readFileSync(path.join(dir, 'bench.jar'));
 }
@@ -132,11 +157,14 @@ async function waitReady(s: BenchStack, v: Variant, t0: number): Promise<void> {
       const list = g.jobs as { jobId: string; state: string; error?: string }[];
       const states = list.map((j) => j.state).join(',');
       if (states !== lastStates) {
-        console.log(`  ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s: ${g.language} ${states || '(no instances yet)'}`);
+        console.log(
+          `  ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s: ${g.language} ${states || '(no instances yet)'}`,
+        );
         lastStates = states;
       }
       const failed = list.filter((j) => j.state === 'FAILED');
-      if (failed.length) throw Object.assign(new Error(`instance ${failed[0].jobId} FAILED: ${failed[0].error}`), { fatal: true });
+      if (failed.length)
+        throw Object.assign(new Error(`instance ${failed[0].jobId} FAILED: ${failed[0].error}`), { fatal: true });
       return list.filter((j) => j.state === 'READY').length >= SCALE;
     },
     READY_S * 1000,
@@ -148,13 +176,24 @@ async function waitReady(s: BenchStack, v: Variant, t0: number): Promise<void> {
 async function measure(s: BenchStack, v: Variant): Promise<Record<string, number>> {
   const execute = async (): Promise<Exec> => {
     const t = performance.now();
-    const r = await request(s.url, 'POST', `/group/${v.groupId}/job/execute`, { type: 'interactive_job_execute', jobClass: v.jobClass, jobConfig: {} });
+    const r = await request(s.url, 'POST', `/group/${v.groupId}/job/execute`, {
+      type: 'interactive_job_execute',
+      jobClass: v.jobClass,
+      jobConfig: {},
+    });
     const rtt = performance.now() - t;
     if (r.status !== 200) throw new Error(`execute: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
     if (r.body.error) throw new Error(`execute: the job failed: ${r.body.error.message}\n${r.body.error.stackTrace}`);
     if (r.body.result !== 'ok') throw new Error(`execute: unexpected result ${JSON.stringify(r.body.result)}`);
     const inRunner = (r.body.endTime as number) - (r.body.startTime as number);
-    return { rtt, inRunner, overhead: rtt - inRunner, jobInstanceId: r.body.jobInstanceId as string, sent: performance.timeOrigin + t, received: performance.timeOrigin + t + rtt };
+    return {
+      rtt,
+      inRunner,
+      overhead: rtt - inRunner,
+      jobInstanceId: r.body.jobInstanceId as string,
+      sent: performance.timeOrigin + t,
+      received: performance.timeOrigin + t + rtt,
+    };
   };
 
   console.log(`\n## ${v.label}: ${v.jobClass}`);
@@ -182,10 +221,13 @@ async function measure(s: BenchStack, v: Variant): Promise<Record<string, number
     ['HTTP round trip', sequential.map((x) => x.rtt)],
     ['in runner (endTime − startTime)', sequential.map((x) => x.inRunner)],
   ]);
-  printStats(`concurrent: ${concurrent.length} executions from ${CONCURRENCY} callers in ${conS.toFixed(1)} s, ${(concurrent.length / conS).toFixed(1)} executions/s (${SCALE} drivers, one execution at a time each)`, [
-    ['HTTP round trip', concurrent.map((x) => x.rtt)],
-    ['overhead (RTT − in runner)', concurrent.map((x) => x.overhead)],
-  ]);
+  printStats(
+    `concurrent: ${concurrent.length} executions from ${CONCURRENCY} callers in ${conS.toFixed(1)} s, ${(concurrent.length / conS).toFixed(1)} executions/s (${SCALE} drivers, one execution at a time each)`,
+    [
+      ['HTTP round trip', concurrent.map((x) => x.rtt)],
+      ['overhead (RTT − in runner)', concurrent.map((x) => x.overhead)],
+    ],
+  );
   console.log('');
   const o = stats(sequential.map((x) => x.overhead));
   const r = stats(sequential.map((x) => x.rtt));
@@ -197,7 +239,11 @@ async function measure(s: BenchStack, v: Variant): Promise<Record<string, number
   await printHistoryBreakdown(
     `sequential executions (${v.jobClass})`,
     s.temporal,
-    sequential.slice(-50).map((x) => ({ workflowId: jobInstanceWorkflowId(x.jobInstanceId), requestStart: x.sent, responseEnd: x.received })),
+    sequential.slice(-50).map((x) => ({
+      workflowId: jobInstanceWorkflowId(x.jobInstanceId),
+      requestStart: x.sent,
+      responseEnd: x.received,
+    })),
   );
   const c = stats(concurrent.map((x) => x.rtt));
   return {

@@ -6,7 +6,9 @@ import { stats } from '../testkit/stats';
 
 /** An event's type, from the one `…EventAttributes` field it has set (no proto enum import needed). */
 function eventName(e: Record<string, unknown>): string {
-  for (const [k, v] of Object.entries(e)) if (k.endsWith('EventAttributes') && v) return k.replace(/EventAttributes$/, '').replace(/^./, (c) => c.toUpperCase());
+  for (const [k, v] of Object.entries(e))
+    if (k.endsWith('EventAttributes') && v)
+      return k.replace(/EventAttributes$/, '').replace(/^./, (c) => c.toUpperCase());
   return `Event${String(e.eventType)}`;
 }
 
@@ -26,11 +28,19 @@ export interface Traced {
  * start and response, so one sees which hop (API, task dispatch, worker, runner) the time goes to.
  * `stopAt` cuts each history at the first event of that type (e.g. the launch activity's scheduling).
  */
-export async function printHistoryBreakdown(title: string, temporal: Client, items: Traced[], stopAt?: string): Promise<void> {
+export async function printHistoryBreakdown(
+  title: string,
+  temporal: Client,
+  items: Traced[],
+  stopAt?: string,
+): Promise<void> {
   const seqs = new Map<string, { names: string[]; gaps: number[][] }>();
   for (const it of items) {
     const h = await temporal.workflow.getHandle(it.workflowId).fetchHistory();
-    let events = (h.events ?? []).map((e) => ({ name: eventName(e as Record<string, unknown>), t: tsToMs(e.eventTime) }));
+    let events = (h.events ?? []).map((e) => ({
+      name: eventName(e as Record<string, unknown>),
+      t: tsToMs(e.eventTime),
+    }));
     if (stopAt) {
       const i = events.findIndex((e) => e.name === stopAt);
       if (i >= 0) events = events.slice(0, i + 1);

@@ -35,18 +35,36 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 180, async () => {
   const jobs = s.store.col(Collections.jobs);
   let seq = 0;
   const submit = async (): Promise<{ ms: number; jobId?: string; error?: string }> => {
-    const body = form({ name: `bench-k8s-${seq++}`, language: 'PYTHON', jobClass: 'tiny', clusterName: CLUSTER }, { pyFiles: [TINY_PY] });
+    const body = form(
+      { name: `bench-k8s-${seq++}`, language: 'PYTHON', jobClass: 'tiny', clusterName: CLUSTER },
+      { pyFiles: [TINY_PY] },
+    );
     const t0 = performance.now();
-    const r = await request(s.url, 'POST', '/job/submit', body).catch((e: Error) => ({ status: 0, body: { message: e.message } }));
+    const r = await request(s.url, 'POST', '/job/submit', body).catch((e: Error) => ({
+      status: 0,
+      body: { message: e.message },
+    }));
     const ms = performance.now() - t0;
-    return r.status === 200 ? { ms, jobId: r.body.jobId as string } : { ms, error: `HTTP ${r.status}: ${JSON.stringify(r.body)}` };
+    return r.status === 200
+      ? { ms, jobId: r.body.jobId as string }
+      : { ms, error: `HTTP ${r.status}: ${JSON.stringify(r.body)}` };
   };
 
   // A short warm-up so the first workflow tasks and the adapter's connection are not in the window.
-  await pool(4, () => seq < 8, async () => void (await submit()));
-  await until('warm-up jobs FINISHED', async () => (await jobs.countDocuments({ state: 'FINISHED' })) >= 8, 60_000, 200);
+  await pool(
+    4,
+    () => seq < 8,
+    async () => void (await submit()),
+  );
+  await until(
+    'warm-up jobs FINISHED',
+    async () => (await jobs.countDocuments({ state: 'FINISHED' })) >= 8,
+    60_000,
+    200,
+  );
 
-  const podPosts = () => fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods') && r.status === 201).length;
+  const podPosts = () =>
+    fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods') && r.status === 201).length;
   const podsBefore = podPosts();
   const latencies: number[] = [];
   const accepted: string[] = [];
@@ -57,7 +75,9 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 180, async () => {
   // Progress every 10 s, so a long run shows it is alive.
   const progress = setInterval(() => {
     const el = (performance.now() - t0) / 1000;
-    console.log(`  ${el.toFixed(0).padStart(4)} s: ${accepted.length} accepted (${((accepted.length / el) * 60).toFixed(0)}/min), ${errors.length} errors`);
+    console.log(
+      `  ${el.toFixed(0).padStart(4)} s: ${accepted.length} accepted (${((accepted.length / el) * 60).toFixed(0)}/min), ${errors.length} errors`,
+    );
   }, 10_000);
   defer('progress timer', () => clearInterval(progress));
   await pool(
@@ -77,14 +97,24 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 180, async () => {
   const wallEnd = Date.now();
   const perMin = (n: number) => (n / elapsedS) * 60;
   const pods = podPosts() - podsBefore;
-  const finishedInWindow = await jobs.countDocuments({ state: 'FINISHED', endTime: { $gte: wallStart, $lte: wallEnd } });
-  const backlog = await jobs.countDocuments({ _id: { $in: accepted } as never, state: { $nin: ['FINISHED', 'FAILED', 'CANCELED'] } });
+  const finishedInWindow = await jobs.countDocuments({
+    state: 'FINISHED',
+    endTime: { $gte: wallStart, $lte: wallEnd },
+  });
+  const backlog = await jobs.countDocuments({
+    _id: { $in: accepted } as never,
+    state: { $nin: ['FINISHED', 'FAILED', 'CANCELED'] },
+  });
 
   // Drain: how long until every accepted job has ended (bounded).
   const drainStart = performance.now();
   const drained = await until(
     'accepted jobs ended',
-    async () => (await jobs.countDocuments({ _id: { $in: accepted } as never, state: { $in: ['FINISHED', 'FAILED', 'CANCELED'] } })) >= accepted.length,
+    async () =>
+      (await jobs.countDocuments({
+        _id: { $in: accepted } as never,
+        state: { $in: ['FINISHED', 'FAILED', 'CANCELED'] },
+      })) >= accepted.length,
     DRAIN_SECONDS * 1000,
     250,
   ).then(
@@ -92,16 +122,36 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 180, async () => {
     () => false,
   );
   const drainS = (performance.now() - drainStart) / 1000;
-  const byState = await jobs.aggregate<{ _id: string; n: number }>([{ $match: { _id: { $in: accepted } } }, { $group: { _id: '$state', n: { $sum: 1 } } }]).toArray();
-  const failed = await jobs.find({ _id: { $in: accepted } as never, state: 'FAILED' }).limit(3).toArray();
+  const byState = await jobs
+    .aggregate<{ _id: string; n: number }>([
+      { $match: { _id: { $in: accepted } } },
+      { $group: { _id: '$state', n: { $sum: 1 } } },
+    ])
+    .toArray();
+  const failed = await jobs
+    .find({ _id: { $in: accepted } as never, state: 'FAILED' })
+    .limit(3)
+    .toArray();
 
-  console.log(`\nwindow: ${elapsedS.toFixed(1)} s, ${CONCURRENCY} submissions in flight, fake pods Pending 20 ms → Running 200 ms → Succeeded`);
-  console.log(`  submissions accepted   ${accepted.length.toString().padStart(6)}  = ${perMin(accepted.length).toFixed(0).padStart(5)} per minute`);
-  console.log(`  submissions refused    ${errors.length.toString().padStart(6)}${errors.length ? `  (first: ${errors[0]})` : ''}`);
-  console.log(`  driver pods created    ${pods.toString().padStart(6)}  = ${perMin(pods).toFixed(0).padStart(5)} per minute`);
-  console.log(`  jobs FINISHED          ${finishedInWindow.toString().padStart(6)}  = ${perMin(finishedInWindow).toFixed(0).padStart(5)} per minute (endTime inside the window)`);
+  console.log(
+    `\nwindow: ${elapsedS.toFixed(1)} s, ${CONCURRENCY} submissions in flight, fake pods Pending 20 ms → Running 200 ms → Succeeded`,
+  );
+  console.log(
+    `  submissions accepted   ${accepted.length.toString().padStart(6)}  = ${perMin(accepted.length).toFixed(0).padStart(5)} per minute`,
+  );
+  console.log(
+    `  submissions refused    ${errors.length.toString().padStart(6)}${errors.length ? `  (first: ${errors[0]})` : ''}`,
+  );
+  console.log(
+    `  driver pods created    ${pods.toString().padStart(6)}  = ${perMin(pods).toFixed(0).padStart(5)} per minute`,
+  );
+  console.log(
+    `  jobs FINISHED          ${finishedInWindow.toString().padStart(6)}  = ${perMin(finishedInWindow).toFixed(0).padStart(5)} per minute (endTime inside the window)`,
+  );
   console.log(`  not yet ended at the end of the window: ${backlog}`);
-  console.log(`  drain: ${drained ? `every accepted job ended ${drainS.toFixed(1)} s after the window` : `NOT all ended within ${DRAIN_SECONDS} s`}; states: ${byState.map((b) => `${b._id} ${b.n}`).join(', ')}`);
+  console.log(
+    `  drain: ${drained ? `every accepted job ended ${drainS.toFixed(1)} s after the window` : `NOT all ended within ${DRAIN_SECONDS} s`}; states: ${byState.map((b) => `${b._id} ${b.n}`).join(', ')}`,
+  );
   for (const f of failed) console.log(`  FAILED ${f._id}: ${f.error}`);
   printStats('submit HTTP latency', [['POST /job/submit', latencies]]);
   console.log('');

@@ -64,7 +64,11 @@ export function runBench(name: string, limitS: number, main: () => Promise<void>
 }
 
 /** Runs `worker(i)` from `concurrency` loops until `next()` says stop; returns the number of calls made. */
-export async function pool(concurrency: number, next: () => boolean, worker: (i: number) => Promise<void>): Promise<number> {
+export async function pool(
+  concurrency: number,
+  next: () => boolean,
+  worker: (i: number) => Promise<void>,
+): Promise<number> {
   let n = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {

@@ -25,7 +25,10 @@ if (unknown.length) {
 const failed: string[] = [];
 for (const name of names.length ? names : Object.keys(ALL)) {
   console.log(`\n════════ ${name} ════════`);
-  const r = spawnSync(process.execPath, [...process.execArgv, path.join(DIR, ALL[name])], { stdio: 'inherit', env: process.env });
+  const r = spawnSync(process.execPath, [...process.execArgv, path.join(DIR, ALL[name])], {
+    stdio: 'inherit',
+    env: process.env,
+  });
   if (r.status !== 0) failed.push(`${name} (exit ${r.status ?? r.signal})`);
 }
 if (failed.length) {

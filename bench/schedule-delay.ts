@@ -19,7 +19,8 @@ const EVERY_S = envInt('BENCH_EVERY_S', 2);
 const nominalOf = (jobId: string, scheduleId: string): number => {
   const suffix = jobId.slice(`sched-${scheduleId}-`.length);
   const t = Date.parse(suffix);
-  if (!jobId.startsWith(`sched-${scheduleId}-`) || Number.isNaN(t)) throw new Error(`job id '${jobId}' does not end with the nominal time`);
+  if (!jobId.startsWith(`sched-${scheduleId}-`) || Number.isNaN(t))
+    throw new Error(`job id '${jobId}' does not end with the nominal time`);
   return t;
 };
 
@@ -52,16 +53,25 @@ runBench('schedule-delay', FIRINGS * EVERY_S + 180, async () => {
   // The first run's tick may predate the schedule (a tick between creation and the first poll); drop
   // runs whose nominal time is before creation, then keep FIRINGS.
   const runs = docs
-    .map((d) => ({ jobId: String(d._id), nominal: nominalOf(String(d._id), scheduleId), submitTime: d.submitTime as number, state: d.state as string }))
+    .map((d) => ({
+      jobId: String(d._id),
+      nominal: nominalOf(String(d._id), scheduleId),
+      submitTime: d.submitTime as number,
+      state: d.state as string,
+    }))
     .filter((r) => r.nominal >= created - EVERY_S * 1000)
     .slice(0, FIRINGS);
   const delays = runs.map((r) => r.submitTime - r.nominal);
   const gaps = runs.slice(1).map((r, i) => r.nominal - runs[i].nominal);
   const missed = gaps.filter((g) => g !== EVERY_S * 1000).length;
-  const launches = runs.map((r) => adapter.launches.get(`job-${r.jobId.replace(/[^A-Za-z0-9._-]/g, '')}-1`)?.wall).filter((w): w is number => w !== undefined);
+  const launches = runs
+    .map((r) => adapter.launches.get(`job-${r.jobId.replace(/[^A-Za-z0-9._-]/g, '')}-1`)?.wall)
+    .filter((w): w is number => w !== undefined);
   const launchDelays = runs.map((r, i) => (launches[i] ?? NaN) - r.nominal).filter((x) => !Number.isNaN(x));
 
-  console.log(`\n${runs.length} firings, nominal times ${new Date(runs[0].nominal).toISOString()} … ${new Date(runs[runs.length - 1].nominal).toISOString()}`);
+  console.log(
+    `\n${runs.length} firings, nominal times ${new Date(runs[0].nominal).toISOString()} … ${new Date(runs[runs.length - 1].nominal).toISOString()}`,
+  );
   console.log(`  ticks skipped between consecutive runs: ${missed}${missed ? ` (gaps: ${gaps.join(', ')} ms)` : ''}`);
   printStats('delay per firing', [
     ['nominal → job submitTime', delays],

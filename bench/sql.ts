@@ -50,7 +50,8 @@ function apiSide(s: BenchStack, engine: SqlEngine): Side {
         body: JSON.stringify({ statement, engine, maxRows }),
       });
       const body = (await res.json()) as { info?: { state: string; exception?: string }; rows?: unknown[] };
-      if (res.status !== 200 || body.info?.state !== 'FINISHED') throw new Error(`API: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+      if (res.status !== 200 || body.info?.state !== 'FINISHED')
+        throw new Error(`API: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
       return body.rows!.length;
     },
   };
@@ -105,7 +106,8 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
   const lat: Record<'API' | 'direct', number[]> = { API: [], direct: [] };
   for (let i = 0; i < N; i++) {
     // Alternating order, so neither side always runs right after the other.
-    for (const side of i % 2 ? [api, direct] : [direct, api]) lat[side.label as 'API' | 'direct'].push((await time(side, 'select 1', 10))[0]);
+    for (const side of i % 2 ? [api, direct] : [direct, api])
+      lat[side.label as 'API' | 'direct'].push((await time(side, 'select 1', 10))[0]);
   }
   printStats(`select 1, ${N} sequential calls each`, [
     ['API', lat.API],
@@ -127,12 +129,19 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
   }
   const bigApi = stats(rowsPerS.API).p50;
   const bigDirect = stats(rowsPerS.direct).p50;
-  console.log(`\n${ROWS} rows (${BIG[engine]}), median of ${ROWS_RUNS}: API ${round(bigApi, 0)} rows/s, direct ${round(bigDirect, 0)} rows/s`);
+  console.log(
+    `\n${ROWS} rows (${BIG[engine]}), median of ${ROWS_RUNS}: API ${round(bigApi, 0)} rows/s, direct ${round(bigDirect, 0)} rows/s`,
+  );
   printTarget('API / direct rows/s', (100 * bigApi) / bigDirect, '>', 80, '%');
 
-  const apiRate = await throughput(Array.from({ length: CONCURRENCY }, () => api), 'select 1');
+  const apiRate = await throughput(
+    Array.from({ length: CONCURRENCY }, () => api),
+    'select 1',
+  );
   const directRate = await throughput(conns.map(directSide), 'select 1');
-  console.log(`\n${CONCURRENCY} concurrent clients, ${SECONDS} s each: API ${round(apiRate)} statements/s, direct ${round(directRate)} statements/s`);
+  console.log(
+    `\n${CONCURRENCY} concurrent clients, ${SECONDS} s each: API ${round(apiRate)} statements/s, direct ${round(directRate)} statements/s`,
+  );
   printTarget('API / direct statements/s', (100 * apiRate) / directRate, '>', 80, '%');
   return {
     apiP50: round(a.p50, 2),

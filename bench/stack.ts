@@ -59,7 +59,10 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     if (process.env.KEEP_BENCH_DIR) console.error(`(kept ${dir})`);
     else rmSync(dir, { recursive: true, force: true });
   });
-  const id = path.basename(dir).replace(/^spark-bench-/, '').toLowerCase();
+  const id = path
+    .basename(dir)
+    .replace(/^spark-bench-/, '')
+    .toLowerCase();
   const t0 = performance.now();
   const [servers, bundle] = await Promise.all([
     // BENCH_SERVICES_STACK_DIR: another install of the servers only (e.g. a wrapper that adds server flags).
@@ -83,6 +86,8 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     workerOptions: opts.adapterFor ? workerOverrides() : undefined,
   });
   defer('stack (worker, api, clients)', () => stack.stop(), 45_000);
-  console.log(`stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (temporal ${servers.temporalAddress}, mongo :${servers.ports.mongo}, api ${stack.url})`);
+  console.log(
+    `stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s (temporal ${servers.temporalAddress}, mongo :${servers.ports.mongo}, api ${stack.url})`,
+  );
   return { dir, ...stack };
 }

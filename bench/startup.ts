@@ -19,16 +19,27 @@ import { defer, envInt, runBench } from './lifecycle';
 
 const N = envInt('BENCH_N', 3);
 // Without a build, only the sources can be measured.
-const RUNNERS = (process.env.BENCH_RUNNERS ?? (existsSync(path.join(ROOT, 'dist', 'worker.js')) ? 'tsx,dist' : 'tsx')).split(',').map((r) => r.trim()) as ServiceRunner[];
+const RUNNERS = (process.env.BENCH_RUNNERS ?? (existsSync(path.join(ROOT, 'dist', 'worker.js')) ? 'tsx,dist' : 'tsx'))
+  .split(',')
+  .map((r) => r.trim()) as ServiceRunner[];
 
 runBench('startup', 120 + N * RUNNERS.length * 120, async () => {
   printHeader('bench:startup — process spawn → worker polling / API health 200');
-  for (const r of RUNNERS) if (r !== 'tsx' && r !== 'dist') throw new Error(`BENCH_RUNNERS: unknown runner '${r}' (tsx, dist)`);
+  for (const r of RUNNERS)
+    if (r !== 'tsx' && r !== 'dist') throw new Error(`BENCH_RUNNERS: unknown runner '${r}' (tsx, dist)`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spark-startup-'));
   defer('temp folder', () => rmSync(dir, { recursive: true, force: true }));
   const servers = await startServers({ dir, persistent: false });
   defer('servers', () => servers.stop(), 30_000);
-  const base = { ...process.env, TEMPORAL_ADDRESS: servers.temporalAddress, MONGO_URL: servers.mongoUrl, MONGO_DB: 'startup', ARTIFACT_DIR: path.join(dir, 'artifacts'), DRIVER_DIR: path.join(dir, 'drivers'), LOG_LEVEL: 'warn' };
+  const base = {
+    ...process.env,
+    TEMPORAL_ADDRESS: servers.temporalAddress,
+    MONGO_URL: servers.mongoUrl,
+    MONGO_DB: 'startup',
+    ARTIFACT_DIR: path.join(dir, 'artifacts'),
+    DRIVER_DIR: path.join(dir, 'drivers'),
+    LOG_LEVEL: 'warn',
+  };
   const temporal = await connectTemporal(loadConfig(base));
   defer('temporal client', () => temporal.connection.close());
 
@@ -58,7 +69,9 @@ runBench('startup', 120 + N * RUNNERS.length * 120, async () => {
       } finally {
         await stopProc(api);
       }
-      console.log(`  run ${i + 1}/${N} ${runner.padEnd(4)}: worker ${f.worker.at(-1)!.toFixed(0)} ms, api ${f.api.at(-1)!.toFixed(0)} ms`);
+      console.log(
+        `  run ${i + 1}/${N} ${runner.padEnd(4)}: worker ${f.worker.at(-1)!.toFixed(0)} ms, api ${f.api.at(-1)!.toFixed(0)} ms`,
+      );
     }
   }
   printStats(
@@ -70,6 +83,11 @@ runBench('startup', 120 + N * RUNNERS.length * 120, async () => {
   );
   printJson(
     'startup',
-    Object.fromEntries(RUNNERS.map((r) => [r, { workerP50: round(stats(figures[r].worker).p50, 0), apiP50: round(stats(figures[r].api).p50, 0) }])),
+    Object.fromEntries(
+      RUNNERS.map((r) => [
+        r,
+        { workerP50: round(stats(figures[r].worker).p50, 0), apiP50: round(stats(figures[r].api).p50, 0) },
+      ]),
+    ),
   );
 });

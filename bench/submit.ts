@@ -46,7 +46,13 @@ runBench('submit', 300, async () => {
     const jobId = r.body.jobId as string;
     const tL = await adapter.launched(singleJobDriverId(jobId, 1));
     const wall = (t: number) => performance.timeOrigin + t;
-    return { http: t1 - t0, toLaunch: tL - t0, afterResponse: tL - t1, jobId, wall: { sent: wall(t0), received: wall(t1), launched: wall(tL) } };
+    return {
+      http: t1 - t0,
+      toLaunch: tL - t0,
+      afterResponse: tL - t1,
+      jobId,
+      wall: { sent: wall(t0), received: wall(t1), launched: wall(tL) },
+    };
   };
 
   for (let i = 0; i < WARMUP; i++) await submitOne();
@@ -73,8 +79,14 @@ runBench('submit', 300, async () => {
     ['request start → launch', xs.map((x) => x.toLaunch)],
     ['response → launch', xs.map((x) => x.afterResponse)],
   ];
-  printStats(`sequential: ${N} submissions (after ${WARMUP} warm-up), ${(N / seqSeconds).toFixed(1)} submissions/s`, rows(sequential));
-  printStats(`concurrent: ${N} submissions from ${CONCURRENCY} submitters, ${(N / conSeconds).toFixed(1)} submissions/s`, rows(concurrent));
+  printStats(
+    `sequential: ${N} submissions (after ${WARMUP} warm-up), ${(N / seqSeconds).toFixed(1)} submissions/s`,
+    rows(sequential),
+  );
+  printStats(
+    `concurrent: ${N} submissions from ${CONCURRENCY} submitters, ${(N / conSeconds).toFixed(1)} submissions/s`,
+    rows(concurrent),
+  );
   console.log('');
   const seqLaunch = stats(sequential.map((x) => x.toLaunch));
   const conLaunch = stats(concurrent.map((x) => x.toLaunch));
@@ -98,19 +110,38 @@ runBench('submit', 300, async () => {
   // Let the jobs finish (the recording adapter reports SUCCEEDED at once) so the worker stops idle.
   const total = WARMUP + 2 * N;
   const jobs = s.store.col(Collections.jobs);
-  const finished = await until('all jobs FINISHED', async () => ((await jobs.countDocuments({ state: 'FINISHED' })) >= total ? true : undefined), 60_000, 250).catch(
-    async (e: Error) => {
-      console.log(`  (${e.message}; ${await jobs.countDocuments({ state: 'FINISHED' })}/${total} FINISHED)`);
-      return false;
-    },
-  );
+  const finished = await until(
+    'all jobs FINISHED',
+    async () => ((await jobs.countDocuments({ state: 'FINISHED' })) >= total ? true : undefined),
+    60_000,
+    250,
+  ).catch(async (e: Error) => {
+    console.log(`  (${e.message}; ${await jobs.countDocuments({ state: 'FINISHED' })}/${total} FINISHED)`);
+    return false;
+  });
   if (finished) console.log(`  all ${total} jobs FINISHED`);
   const httpSeq = stats(sequential.map((x) => x.http));
   const httpCon = stats(concurrent.map((x) => x.http));
   printJson('submit', {
     n: N,
     concurrency: CONCURRENCY,
-    sequential: { launchP50: round(seqLaunch.p50), launchP90: round(seqLaunch.p90), launchP99: round(seqLaunch.p99), launchMax: round(seqLaunch.max), httpP50: round(httpSeq.p50), httpP99: round(httpSeq.p99), perSecond: round(N / seqSeconds) },
-    concurrent: { launchP50: round(conLaunch.p50), launchP90: round(conLaunch.p90), launchP99: round(conLaunch.p99), launchMax: round(conLaunch.max), httpP50: round(httpCon.p50), httpP99: round(httpCon.p99), perSecond: round(N / conSeconds) },
+    sequential: {
+      launchP50: round(seqLaunch.p50),
+      launchP90: round(seqLaunch.p90),
+      launchP99: round(seqLaunch.p99),
+      launchMax: round(seqLaunch.max),
+      httpP50: round(httpSeq.p50),
+      httpP99: round(httpSeq.p99),
+      perSecond: round(N / seqSeconds),
+    },
+    concurrent: {
+      launchP50: round(conLaunch.p50),
+      launchP90: round(conLaunch.p90),
+      launchP99: round(conLaunch.p99),
+      launchMax: round(conLaunch.max),
+      httpP50: round(httpCon.p50),
+      httpP99: round(httpCon.p99),
+      perSecond: round(N / conSeconds),
+    },
   });
 });

@@ -106,7 +106,12 @@ export function checkQuantity(field: string, s: string): string {
 }
 
 /** A string form field holding a whole number ≥ min. */
-export function parseIntField(field: string, s: string | undefined, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function parseIntField(
+  field: string,
+  s: string | undefined,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (s === undefined || s === '') return undefined;
   if (!/^-?[0-9]+$/.test(s.trim())) throw new FieldError(field, `'${s}' is not a whole number`);
   const n = Number(s.trim());

@@ -40,7 +40,9 @@ export function planReconcile(instances: readonly InstanceState[], generation: n
   }
   const readyNew = instances.filter((i) => !draining.has(i.jobId) && i.ready).length;
   const keepOutdated = desired > 0 && readyNew === 0;
-  const stop = instances.filter((i) => draining.has(i.jobId) && !i.busy && !(i.generation < generation && keepOutdated));
+  const stop = instances.filter(
+    (i) => draining.has(i.jobId) && !i.busy && !(i.generation < generation && keepOutdated),
+  );
   return {
     start: Math.max(0, desired - active.length),
     drain: instances.filter((i) => !i.draining && draining.has(i.jobId)).map((i) => i.jobId),

@@ -7,13 +7,23 @@ import type { Group, SparkSpec } from './types';
 type GroupRecord = Omit<Group, 'jobs'>;
 
 /** Spark settings whose change needs new drivers. */
-export const RESTART_FIELDS: readonly (keyof GroupSettingsPatch)[] = ['jobConfig', 'pyRequirements', 'packages', 'memorySettings', 'addArtifacts'];
+export const RESTART_FIELDS: readonly (keyof GroupSettingsPatch)[] = [
+  'jobConfig',
+  'pyRequirements',
+  'packages',
+  'memorySettings',
+  'addArtifacts',
+];
 
 /**
  * The group and spec after `patch`; `restart` when running drivers no longer match the settings (the
  * workflow then starts a new generation and drains the old one).
  */
-export function applyGroupPatch(group: GroupRecord, spec: SparkSpec, patch: GroupSettingsPatch): { group: GroupRecord; spec: SparkSpec; restart: boolean } {
+export function applyGroupPatch(
+  group: GroupRecord,
+  spec: SparkSpec,
+  patch: GroupSettingsPatch,
+): { group: GroupRecord; spec: SparkSpec; restart: boolean } {
   const next = applySharedPatch(group, spec, patch);
   if (patch.autoPause !== undefined) next.record.autoPause = patch.autoPause;
   if (patch.scale !== undefined) next.record.scale = patch.scale;
@@ -27,11 +37,16 @@ const checkActive = (group: Pick<GroupRecord, 'name' | 'state'>) => {
 /** Rejects a rescale of an archived group or a scale outside 0..maxScale. */
 export function checkScale(group: Pick<GroupRecord, 'name' | 'state'>, scale: number, maxScale: number): void {
   checkActive(group);
-  if (!Number.isInteger(scale) || scale < 0 || scale > maxScale) throw new Error(`scale must be a whole number from 0 to ${maxScale}`);
+  if (!Number.isInteger(scale) || scale < 0 || scale > maxScale)
+    throw new Error(`scale must be a whole number from 0 to ${maxScale}`);
 }
 
 /** Rejects an update of an archived group, or one with a bad scale. */
-export function checkGroupPatch(group: Pick<GroupRecord, 'name' | 'state'>, patch: GroupSettingsPatch, maxScale: number): void {
+export function checkGroupPatch(
+  group: Pick<GroupRecord, 'name' | 'state'>,
+  patch: GroupSettingsPatch,
+  maxScale: number,
+): void {
   checkActive(group);
   if (patch.scale !== undefined) checkScale(group, patch.scale, maxScale);
 }
@@ -42,4 +57,8 @@ export function checkArchivable(group: Pick<GroupRecord, 'name' | 'state'>): voi
 }
 
 /** The group archived at `now`. */
-export const archivedGroup = (group: GroupRecord, now: number): GroupRecord => ({ ...group, state: GroupState.ARCHIVED, archivedTime: now });
+export const archivedGroup = (group: GroupRecord, now: number): GroupRecord => ({
+  ...group,
+  state: GroupState.ARCHIVED,
+  archivedTime: now,
+});

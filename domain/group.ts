@@ -77,6 +77,10 @@ export interface RunnerResponse {
   instanceId: string;
 }
 
-export type JobInstanceRecord = JobInstanceResult & { groupName: string; clusterName: string; tagMap: Record<string, string> };
+export type JobInstanceRecord = JobInstanceResult & {
+  groupName: string;
+  clusterName: string;
+  tagMap: Record<string, string>;
+};
 
 export const instanceDriverId = (instanceJobId: string): string => `inst-${instanceJobId}`;

@@ -40,4 +40,5 @@ export function newJobRecord(jobId: string, input: JobWorkflowInput, now: number
  * Scheduled jobs' ids carry the tick's time (`sched-<id>-2026-01-01T00:00:00Z`); the ':' is dropped
  * because driver names become folder and pod names.
  */
-export const singleJobDriverId = (jobId: string, attempt: number): string => `job-${jobId.replace(/[^A-Za-z0-9._-]/g, '')}-${attempt}`;
+export const singleJobDriverId = (jobId: string, attempt: number): string =>
+  `job-${jobId.replace(/[^A-Za-z0-9._-]/g, '')}-${attempt}`;

@@ -21,8 +21,10 @@ export type MemoryForm = Partial<Record<(typeof MEMORY_FIELDS)[number], string>>
  * (the interface's field descriptions are inverted; we follow the names).
  */
 export function parseMemorySettings(form: MemoryForm, base?: MemorySettings): MemorySettings {
-  const int = (f: 'executors' | 'driverCores' | 'executorCores' | 'initialExecutors' | 'minExecutors' | 'maxExecutors', min: number) =>
-    form[f] !== undefined && form[f] !== '' ? parseIntField(f, form[f], min, 10_000) : base?.[f];
+  const int = (
+    f: 'executors' | 'driverCores' | 'executorCores' | 'initialExecutors' | 'minExecutors' | 'maxExecutors',
+    min: number,
+  ) => (form[f] !== undefined && form[f] !== '' ? parseIntField(f, form[f], min, 10_000) : base?.[f]);
   const mem = (f: 'driverMemory' | 'executorMemory') =>
     form[f] !== undefined && form[f] !== '' ? checkJvmMemory(f, form[f]!.trim()) : base?.[f];
   const m: MemorySettings = {

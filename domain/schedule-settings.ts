@@ -11,7 +11,11 @@ type ScheduleRecord = Omit<Schedule, 'jobs'>;
 export const END_GRACE_MS = 2_000;
 
 /** The schedule and spec after `patch` (a null startTime or endTime removes it). */
-export function applySchedulePatch(schedule: ScheduleRecord, spec: SparkSpec, patch: ScheduleSettingsPatch): { schedule: ScheduleRecord; spec: SparkSpec } {
+export function applySchedulePatch(
+  schedule: ScheduleRecord,
+  spec: SparkSpec,
+  patch: ScheduleSettingsPatch,
+): { schedule: ScheduleRecord; spec: SparkSpec } {
   const { record: s, spec: sp } = applySharedPatch(schedule, spec, patch);
   if (patch.cron !== undefined) s.cron = patch.cron;
   if (patch.args !== undefined) s.args = sp.args = patch.args;
@@ -47,7 +51,9 @@ export function temporalScheduleDef(schedule: ScheduleRecord, spec: SparkSpec, t
 
 /** Milliseconds until the schedule is to read DISABLED for its endTime (≤ 0: now); undefined if never. */
 export const disableDueIn = (schedule: Pick<ScheduleRecord, 'endTime' | 'state'>, now: number): number | undefined =>
-  schedule.endTime !== undefined && schedule.state !== ScheduleState.DISABLED ? schedule.endTime + END_GRACE_MS - now : undefined;
+  schedule.endTime !== undefined && schedule.state !== ScheduleState.DISABLED
+    ? schedule.endTime + END_GRACE_MS - now
+    : undefined;
 
 const ended = (s: Pick<ScheduleRecord, 'endTime'>, now: number) => s.endTime !== undefined && now >= s.endTime;
 

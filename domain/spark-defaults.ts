@@ -23,7 +23,9 @@ export function clusterServiceSpec(
     language: 'SCALA',
     clusterName: cluster.name,
     args: [],
-    jobConfig: parseDefaultConf(typeof cluster.defaultApplicationConfig === 'string' ? cluster.defaultApplicationConfig : ''),
+    jobConfig: parseDefaultConf(
+      typeof cluster.defaultApplicationConfig === 'string' ? cluster.defaultApplicationConfig : '',
+    ),
     pyRequirements: [],
     packages: [],
     memorySettings: (cluster.memorySettings as SparkSpec['memorySettings']) ?? { dynamicAllocation: false },

@@ -3,7 +3,16 @@
 import type { MemorySettings } from './resources';
 import type { Language } from './states';
 
-export type { Cluster, Group, Job, JobInstanceResult, JobLogEntry, MemorySettings, Schedule, Storage } from './resources';
+export type {
+  Cluster,
+  Group,
+  Job,
+  JobInstanceResult,
+  JobLogEntry,
+  MemorySettings,
+  Schedule,
+  Storage,
+} from './resources';
 
 /** Files uploaded with a job, group or schedule, as paths in the artifact store. */
 export interface Artifacts {

@@ -33,7 +33,9 @@ export function sealClusterSecrets(key: string, body: Doc, stored?: Doc): Doc {
   const out = mapFields(body, CLUSTER_SECRET_FIELDS, (v, f) => seal(v, stored?.[f]));
   if (out.storages && typeof out.storages === 'object') {
     const prev = (stored?.storages ?? {}) as Storages;
-    out.storages = mapStorages(out.storages, (k, s) => mapFields(s, STORAGE_SECRET_FIELDS, (v, f) => seal(v, prev[k]?.[f])));
+    out.storages = mapStorages(out.storages, (k, s) =>
+      mapFields(s, STORAGE_SECRET_FIELDS, (v, f) => seal(v, prev[k]?.[f])),
+    );
   }
   return out;
 }
@@ -53,7 +55,8 @@ export const maskSecret = (v: unknown): string | undefined => (isEncrypted(v) ? 
 export function clusterSecretValues(cluster: object): string[] {
   const c = cluster as Doc;
   const storages = Object.values((c.storages ?? {}) as Storages);
-  return [...CLUSTER_SECRET_FIELDS.map((f) => c[f]), ...storages.flatMap((s) => STORAGE_SECRET_FIELDS.map((f) => s[f]))].filter(
-    (s): s is string => typeof s === 'string' && s.length >= 4,
-  );
+  return [
+    ...CLUSTER_SECRET_FIELDS.map((f) => c[f]),
+    ...storages.flatMap((s) => STORAGE_SECRET_FIELDS.map((f) => s[f])),
+  ].filter((s): s is string => typeof s === 'string' && s.length >= 4);
 }

@@ -33,7 +33,11 @@ const schema = z.object({
   /** Maximum scale of a group (402 above it). */
   MAX_GROUP_SCALE: z.coerce.number().int().min(1).default(16),
   /** Idle time after which an autoPause group stops its drivers. */
-  GROUP_IDLE_PAUSE_MS: z.coerce.number().int().min(1000).default(10 * 60_000),
+  GROUP_IDLE_PAUSE_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(10 * 60_000),
   /** Threads of a local-mode driver: spark-submit --master local[N]. */
   LOCAL_SPARK_THREADS: z.coerce.number().int().min(1).default(2),
   /** Python with pyspark, temporalio and ilum-job-api (the runner's interpreter). */
@@ -57,13 +61,21 @@ const schema = z.object({
   WATCH_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   /** An SQL engine with no statement for this long stops itself (Kyuubi's engine idle timeout). */
-  SQL_ENGINE_IDLE_MS: z.coerce.number().int().min(1000).default(30 * 60_000),
+  SQL_ENGINE_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(30 * 60_000),
   /** How long an engine may take from launch to answering; also how long a first statement waits for it. */
   SQL_ENGINE_START_TIMEOUT_MS: z.coerce.number().int().min(1000).default(180_000),
   /** Largest maxRows a statement may ask for (402 above it). */
   SQL_MAX_ROWS: z.coerce.number().int().min(1).default(1_000_000),
   /** A statement running longer is cancelled in the engine (TIMEDOUT); a request may ask for less. */
-  SQL_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15 * 60_000),
+  SQL_STATEMENT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(15 * 60_000),
   /** Sessions each API process keeps open per engine; more concurrent statements queue for one. */
   SQL_SESSIONS_PER_ENGINE: z.coerce.number().int().min(1).max(256).default(16),
 });
@@ -81,13 +93,17 @@ export type Config = z.infer<typeof schema> & {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
-    throw new Error(`invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   const c = parsed.data;
   const keyFile = path.join(c.STACK_DIR, 'secret.key');
   const secretKey = c.SECRET_KEY ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined);
   if (!secretKey || !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
-    throw new Error('invalid configuration: SECRET_KEY must be 64 hex characters (run scripts/setup.sh for a development key)');
+    throw new Error(
+      'invalid configuration: SECRET_KEY must be 64 hex characters (run scripts/setup.sh for a development key)',
+    );
   }
   const venv = path.join(c.STACK_DIR, 'venv');
   const python = c.PYTHON ?? path.join(venv, 'bin', 'python');

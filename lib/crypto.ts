@@ -12,7 +12,10 @@ export function encryptSecret(keyHex: string, plain: string): string {
 
 export function decryptSecret(keyHex: string, stored: string): string {
   if (!stored.startsWith(PREFIX)) throw new Error('not an encrypted secret');
-  const [iv, tag, data] = stored.slice(PREFIX.length).split(':').map((p) => Buffer.from(p, 'base64url'));
+  const [iv, tag, data] = stored
+    .slice(PREFIX.length)
+    .split(':')
+    .map((p) => Buffer.from(p, 'base64url'));
   const decipher = createDecipheriv('aes-256-gcm', Buffer.from(keyHex, 'hex'), iv);
   decipher.setAuthTag(tag);
   return Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8');

@@ -16,7 +16,19 @@ const REDACTED = '***';
 // Keys are compared lowercased without `_`, `-` or `.`, so AWS_SECRET_ACCESS_KEY, client-key and
 // clientKeyPassphrase all match. Anything ending in "key" counts (clientKey, SECRET_KEY, sshKey):
 // an over-redacted cache key costs less than a printed private key.
-const SECRET_PARTS = ['password', 'passwd', 'secret', 'token', 'passphrase', 'credential', 'authorization', 'cookie', 'accesskey', 'privatekey', 'apikey'];
+const SECRET_PARTS = [
+  'password',
+  'passwd',
+  'secret',
+  'token',
+  'passphrase',
+  'credential',
+  'authorization',
+  'cookie',
+  'accesskey',
+  'privatekey',
+  'apikey',
+];
 const CERT_KEYS = new Set(['cacert', 'clientcert']);
 
 export function isSecretKey(key: string): boolean {
@@ -51,7 +63,11 @@ function redactValue(value: unknown, depth: number, seen: WeakSet<object>): unkn
   try {
     const next = (v: unknown) => redactValue(v, depth + 1, seen);
     if (Array.isArray(value)) return value.map(next);
-    if (value instanceof Map) return redactEntries([...value.entries()].map(([k, v]) => [String(k), v]), next);
+    if (value instanceof Map)
+      return redactEntries(
+        [...value.entries()].map(([k, v]) => [String(k), v]),
+        next,
+      );
     if (value instanceof Set) return [...value].map(next);
     if (value instanceof Error) {
       const own = redactEntries(Object.entries(value), next);
@@ -143,7 +159,13 @@ function emit(level: Level, component: string, msg: string, fields?: LogFields):
     line = (format === 'json' ? formatJson : formatHuman)(new Date(), level, component, msg, fields ?? {});
   } catch (e) {
     // A log call must never throw into the code that made it.
-    line = JSON.stringify({ time: new Date().toISOString(), level, component, msg: scrubString(msg), logError: String(e) });
+    line = JSON.stringify({
+      time: new Date().toISOString(),
+      level,
+      component,
+      msg: scrubString(msg),
+      logError: String(e),
+    });
   }
   (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n');
 }

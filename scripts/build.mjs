@@ -37,7 +37,16 @@ await build({
 const quiet = () => undefined;
 const { code } = await bundleWorkflowCode({
   workflowsPath: path.join(ROOT, 'workflows', 'index.ts'),
-  logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: (m) => process.stderr.write(`${m}\n`), error: (m) => process.stderr.write(`${m}\n`) },
+  logger: {
+    log: quiet,
+    trace: quiet,
+    debug: quiet,
+    info: quiet,
+    warn: (m) => process.stderr.write(`${m}\n`),
+    error: (m) => process.stderr.write(`${m}\n`),
+  },
 });
 writeFileSync(path.join(DIST, 'workflow-bundle.js'), code);
-process.stdout.write(`build: dist/{api,worker,stack}.js and dist/workflow-bundle.js in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+process.stdout.write(
+  `build: dist/{api,worker,stack}.js and dist/workflow-bundle.js in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+);

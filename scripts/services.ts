@@ -29,7 +29,8 @@ export interface ServicesOptions {
 export type ServiceRunner = 'dist' | 'tsx';
 
 export function serviceCommand(name: 'api' | 'worker', runner: ServiceRunner): { cmd: string; args: string[] } {
-  if (runner === 'tsx') return { cmd: path.join(ROOT, 'node_modules', '.bin', 'tsx'), args: [path.join(ROOT, name, 'main.ts')] };
+  if (runner === 'tsx')
+    return { cmd: path.join(ROOT, 'node_modules', '.bin', 'tsx'), args: [path.join(ROOT, name, 'main.ts')] };
   const entry = path.join(ROOT, 'dist', `${name}.js`);
   if (!existsSync(entry)) throw new Error(`${path.relative(ROOT, entry)} is missing: run npm run build`);
   return { cmd: process.execPath, args: ['--enable-source-maps', entry] };
@@ -85,37 +86,65 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   for (const d of [o.dataDir, o.logDir]) mkdirSync(d, { recursive: true });
   const temporalBin = path.join(o.stackDir, 'venv', 'bin', 'temporal');
   const cpFile = path.join(o.stackDir, 'mongo-classpath.txt');
-  if (!existsSync(temporalBin) || !existsSync(cpFile)) throw new Error(`dev stack not installed in ${o.stackDir}: run scripts/setup.sh`);
+  if (!existsSync(temporalBin) || !existsSync(cpFile))
+    throw new Error(`dev stack not installed in ${o.stackDir}: run scripts/setup.sh`);
 
   const temporalArgs = [
-    'server', 'start-dev',
-    '--ip', '127.0.0.1',
-    '--port', String(o.temporalPort),
-    '--ui-port', String(o.temporalUiPort),
-    '--log-level', 'warn',
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(o.temporalPort),
+    '--ui-port',
+    String(o.temporalUiPort),
+    '--log-level',
+    'warn',
     // Updates and update-with-start (read-your-writes on create).
-    '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
-    '--dynamic-config-value', 'frontend.enableExecuteMultiOperation=true',
+    '--dynamic-config-value',
+    'frontend.enableUpdateWorkflowExecution=true',
+    '--dynamic-config-value',
+    'frontend.enableExecuteMultiOperation=true',
     // One partition per task queue: a poller and a task always meet at once (no forwarding between
     // partitions), which is what a group's few runners need for millisecond dispatch.
-    '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
-    '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
+    '--dynamic-config-value',
+    'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value',
+    'matching.numTaskqueueWritePartitions=1',
     // The history service reads its transfer queue (new workflow and activity tasks) at most 20 times a
     // second by default, which adds up to ~25 ms to every hand-off; measured: a trivial workflow with one
     // activity goes from 100 ms to 42 ms end to end on this machine.
-    '--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000',
+    '--dynamic-config-value',
+    'history.transferProcessorMaxPollRPS=1000',
     ...Object.values(SearchAttr).flatMap((n) => ['--search-attribute', `${n}=Keyword`]),
-    ...Object.entries(o.dynamicConfig ?? {}).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
+    ...Object.entries(o.dynamicConfig ?? {}).flatMap(([k, v]) => [
+      '--dynamic-config-value',
+      `${k}=${JSON.stringify(v)}`,
+    ]),
   ];
   if (o.persistent) {
     // WAL without an fsync per commit: a crash of any process loses nothing (the OS has the pages); only
     // a power cut could lose the last writes. Each workflow step is one commit, so this is the latency floor.
-    temporalArgs.push('--db-filename', path.join(o.dataDir, 'temporal.db'), '--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
+    temporalArgs.push(
+      '--db-filename',
+      path.join(o.dataDir, 'temporal.db'),
+      '--sqlite-pragma',
+      'journal_mode=wal',
+      '--sqlite-pragma',
+      'synchronous=normal',
+    );
   }
   if (o.headless) temporalArgs.push('--headless');
   const temporal = start(temporalBin, temporalArgs, path.join(o.logDir, 'temporal.log'));
 
-  const mongoArgs = ['-Xmx512m', '-cp', readFileSync(cpFile, 'utf8').trim(), path.join(ROOT, 'scripts', 'mongo', 'Launcher.java'), '127.0.0.1', String(o.mongoPort)];
+  const mongoArgs = [
+    '-Xmx512m',
+    '-cp',
+    readFileSync(cpFile, 'utf8').trim(),
+    path.join(ROOT, 'scripts', 'mongo', 'Launcher.java'),
+    '127.0.0.1',
+    String(o.mongoPort),
+  ];
   if (o.persistent) mongoArgs.push(path.join(o.dataDir, 'mongo.mv'));
   const mongo = start('java', mongoArgs, path.join(o.logDir, 'mongo.log'));
 

@@ -29,7 +29,9 @@ async function up() {
   const commands = { worker: serviceCommand('worker', 'dist'), api: serviceCommand('api', 'dist') };
   mkdirSync(logDir, { recursive: true });
   writeFileSync(pidFile, String(process.pid));
-  console.log(`starting Temporal (:${ports.temporal}, UI :${ports.temporalUi}) and MongoDB-protocol server (:${ports.mongo}); data in ${dataDir}`);
+  console.log(
+    `starting Temporal (:${ports.temporal}, UI :${ports.temporalUi}) and MongoDB-protocol server (:${ports.mongo}); data in ${dataDir}`,
+  );
   const services = await startServices({
     stackDir,
     dataDir,

@@ -34,7 +34,10 @@ async function start(): Promise<Shared> {
       // reach this after a few dozen executions, so the continue-as-new path runs in every test run.
       dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 120 },
     }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }),
+    bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+    }),
   ]);
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);

@@ -28,5 +28,10 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
 }
 
 /** fetch + JSON against the harness's API; returns status and parsed body. */
-export const call = (h: Pick<Harness, 'url'>, method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> =>
-  request(h.url, method, p, body, headers);
+export const call = (
+  h: Pick<Harness, 'url'>,
+  method: string,
+  p: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> => request(h.url, method, p, body, headers);

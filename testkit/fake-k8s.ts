@@ -109,15 +109,23 @@ interface Cause {
 }
 
 function checkQualifiedKey(field: string, key: string, causes: Cause[]) {
-  const [prefix, name] = key.includes('/') ? [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)] : [undefined, key];
-  if (prefix !== undefined && (prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix))) causes.push({ field, message: `prefix of '${key}' must be a DNS-1123 subdomain` });
-  if (!name || name.length > 63 || !QUALIFIED_NAME.test(name)) causes.push({ field, message: `name part of '${key}' must be ≤ 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends` });
+  const [prefix, name] = key.includes('/')
+    ? [key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1)]
+    : [undefined, key];
+  if (prefix !== undefined && (prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix)))
+    causes.push({ field, message: `prefix of '${key}' must be a DNS-1123 subdomain` });
+  if (!name || name.length > 63 || !QUALIFIED_NAME.test(name))
+    causes.push({
+      field,
+      message: `name part of '${key}' must be ≤ 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends`,
+    });
 }
 
 function checkLabels(field: string, labels: Record<string, unknown> | undefined, causes: Cause[]) {
   for (const [k, v] of Object.entries(labels ?? {})) {
     checkQualifiedKey(`${field}[${k}]`, k, causes);
-    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) causes.push({ field: `${field}[${k}]`, message: `invalid label value '${String(v)}'` });
+    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v))
+      causes.push({ field: `${field}[${k}]`, message: `invalid label value '${String(v)}'` });
   }
 }
 
@@ -125,12 +133,21 @@ function checkLabels(field: string, labels: Record<string, unknown> | undefined,
 function semanticCauses(kind: Kind, o: KObject): Cause[] {
   const causes: Cause[] = [];
   const name = o.metadata?.name;
-  if (typeof name !== 'string' || !name) causes.push({ field: 'metadata.name', message: 'name or generateName is required' });
-  else if (kind === 'services' ? name.length > 63 || !DNS1035_LABEL.test(name) : name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
-    causes.push({ field: 'metadata.name', message: `'${name}' must be a ${kind === 'services' ? 'DNS-1035 label' : 'DNS-1123 subdomain'}` });
+  if (typeof name !== 'string' || !name)
+    causes.push({ field: 'metadata.name', message: 'name or generateName is required' });
+  else if (
+    kind === 'services'
+      ? name.length > 63 || !DNS1035_LABEL.test(name)
+      : name.length > 253 || !DNS1123_SUBDOMAIN.test(name)
+  ) {
+    causes.push({
+      field: 'metadata.name',
+      message: `'${name}' must be a ${kind === 'services' ? 'DNS-1035 label' : 'DNS-1123 subdomain'}`,
+    });
   }
   checkLabels('metadata.labels', o.metadata?.labels, causes);
-  for (const k of Object.keys(o.metadata?.annotations ?? {})) checkQualifiedKey(`metadata.annotations[${k}]`, k, causes);
+  for (const k of Object.keys(o.metadata?.annotations ?? {}))
+    checkQualifiedKey(`metadata.annotations[${k}]`, k, causes);
   if (kind === 'pods') {
     const containers = (o.spec?.containers ?? []) as Record<string, any>[];
     if (containers.length === 0) causes.push({ field: 'spec.containers', message: 'Required value' });
@@ -139,23 +156,29 @@ function semanticCauses(kind: Kind, o: KObject): Cause[] {
     }
     containers.forEach((c, i) => {
       const f = `spec.containers[${i}]`;
-      if (!c.name || !DNS1123_LABEL.test(c.name) || c.name.length > 63) causes.push({ field: `${f}.name`, message: `invalid container name '${c.name}'` });
+      if (!c.name || !DNS1123_LABEL.test(c.name) || c.name.length > 63)
+        causes.push({ field: `${f}.name`, message: `invalid container name '${c.name}'` });
       if (!c.image) causes.push({ field: `${f}.image`, message: 'Required value' });
       for (const [j, e] of ((c.env ?? []) as Record<string, any>[]).entries()) {
-        if (!ENV_NAME.test(e.name ?? '')) causes.push({ field: `${f}.env[${j}].name`, message: `invalid environment variable name '${e.name}'` });
-        if (e.value !== undefined && e.valueFrom !== undefined) causes.push({ field: `${f}.env[${j}].valueFrom`, message: 'may not be specified when `value` is not empty' });
+        if (!ENV_NAME.test(e.name ?? ''))
+          causes.push({ field: `${f}.env[${j}].name`, message: `invalid environment variable name '${e.name}'` });
+        if (e.value !== undefined && e.valueFrom !== undefined)
+          causes.push({ field: `${f}.env[${j}].valueFrom`, message: 'may not be specified when `value` is not empty' });
       }
       for (const [j, p] of ((c.ports ?? []) as Record<string, any>[]).entries()) {
-        if (p.name !== undefined && (p.name.length > 15 || !PORT_NAME.test(p.name) || !/[a-z]/.test(p.name))) causes.push({ field: `${f}.ports[${j}].name`, message: `invalid port name '${p.name}'` });
+        if (p.name !== undefined && (p.name.length > 15 || !PORT_NAME.test(p.name) || !/[a-z]/.test(p.name)))
+          causes.push({ field: `${f}.ports[${j}].name`, message: `invalid port name '${p.name}'` });
       }
     });
   }
   if (kind === 'services') {
     checkLabels('spec.selector', o.spec?.selector, causes);
     const ports = (o.spec?.ports ?? []) as Record<string, any>[];
-    if (ports.length > 1 && ports.some((p) => !p.name)) causes.push({ field: 'spec.ports', message: 'every port of a multi-port service needs a name' });
+    if (ports.length > 1 && ports.some((p) => !p.name))
+      causes.push({ field: 'spec.ports', message: 'every port of a multi-port service needs a name' });
     for (const [j, p] of ports.entries()) {
-      if (p.name !== undefined && (p.name.length > 63 || !DNS1123_LABEL.test(p.name))) causes.push({ field: `spec.ports[${j}].name`, message: `invalid port name '${p.name}'` });
+      if (p.name !== undefined && (p.name.length > 63 || !DNS1123_LABEL.test(p.name)))
+        causes.push({ field: `spec.ports[${j}].name`, message: `invalid port name '${p.name}'` });
     }
   }
   if (kind === 'secrets') {
@@ -213,7 +236,10 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
   };
   const schedule = (key: string, ms: number, fn: () => void) => {
     const t = setTimeout(() => {
-      timers.set(key, (timers.get(key) ?? []).filter((x) => x !== t));
+      timers.set(
+        key,
+        (timers.get(key) ?? []).filter((x) => x !== t),
+      );
       fn();
     }, ms);
     timers.set(key, [...(timers.get(key) ?? []), t]);
@@ -235,10 +261,13 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
   const applyPhase = (pod: KObject, phase: FakePodPhase, o: SetPhaseOptions = {}) => {
     const now = rfc3339();
     const containers = (pod.spec?.containers ?? []) as Record<string, any>[];
-    const prevStart = pod.status?.containerStatuses?.[0]?.state?.running?.startedAt ?? pod.status?.containerStatuses?.[0]?.state?.terminated?.startedAt;
+    const prevStart =
+      pod.status?.containerStatuses?.[0]?.state?.running?.startedAt ??
+      pod.status?.containerStatuses?.[0]?.state?.terminated?.startedAt;
     const uid = pod.metadata.uid as string;
     let st: Record<string, unknown>;
-    if (phase === 'Pending') st = { waiting: { reason: o.reason ?? 'ContainerCreating', ...(o.message ? { message: o.message } : {}) } };
+    if (phase === 'Pending')
+      st = { waiting: { reason: o.reason ?? 'ContainerCreating', ...(o.message ? { message: o.message } : {}) } };
     else if (phase === 'Running') st = { running: { startedAt: now } };
     else if (phase === 'Succeeded' || phase === 'Failed') {
       const exitCode = o.exitCode ?? (phase === 'Succeeded' ? 0 : 1);
@@ -258,8 +287,17 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
       ...pod.status,
       phase,
       conditions: [
-        { type: 'PodScheduled', status: 'True', lastTransitionTime: pod.status?.conditions?.[0]?.lastTransitionTime ?? now },
-        { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: now, ...(ready ? {} : { reason: phase === 'Pending' ? 'ContainersNotReady' : 'PodCompleted' }) },
+        {
+          type: 'PodScheduled',
+          status: 'True',
+          lastTransitionTime: pod.status?.conditions?.[0]?.lastTransitionTime ?? now,
+        },
+        {
+          type: 'Ready',
+          status: ready ? 'True' : 'False',
+          lastTransitionTime: now,
+          ...(ready ? {} : { reason: phase === 'Pending' ? 'ContainersNotReady' : 'PodCompleted' }),
+        },
       ],
       containerStatuses: containers.map((c) => containerStatus(c, st, ready, uid)),
     };
@@ -293,20 +331,31 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
       super(String((body as { message?: string }).message));
     }
   }
-  const notFound = (kind: Kind, name: string) => new HttpError(404, status(404, 'NotFound', `${kind} "${name}" not found`, { name, kind }));
+  const notFound = (kind: Kind, name: string) =>
+    new HttpError(404, status(404, 'NotFound', `${kind} "${name}" not found`, { name, kind }));
 
   /** Stores a new object after the API server's checks; returns it as the server would. */
   const create = (kind: Kind, namespace: string, body: unknown): KObject => {
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, status(400, 'BadRequest', 'the body must be a JSON object'));
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw new HttpError(400, status(400, 'BadRequest', 'the body must be a JSON object'));
     const o = structuredClone(body) as KObject;
     const { kind: k, model } = KIND[kind];
-    if (o.kind !== undefined && o.kind !== k) throw new HttpError(400, status(400, 'BadRequest', `kind ${o.kind} does not match the ${kind} endpoint`));
-    if (o.apiVersion !== undefined && o.apiVersion !== 'v1') throw new HttpError(400, status(400, 'BadRequest', `apiVersion ${o.apiVersion} does not match /api/v1`));
+    if (o.kind !== undefined && o.kind !== k)
+      throw new HttpError(400, status(400, 'BadRequest', `kind ${o.kind} does not match the ${kind} endpoint`));
+    if (o.apiVersion !== undefined && o.apiVersion !== 'v1')
+      throw new HttpError(400, status(400, 'BadRequest', `apiVersion ${o.apiVersion} does not match /api/v1`));
     o.apiVersion = 'v1';
     o.kind = k;
     o.metadata ??= {};
     if (o.metadata.namespace !== undefined && o.metadata.namespace !== namespace) {
-      throw new HttpError(400, status(400, 'BadRequest', 'the namespace of the provided object does not match the namespace sent on the request'));
+      throw new HttpError(
+        400,
+        status(
+          400,
+          'BadRequest',
+          'the namespace of the provided object does not match the namespace sent on the request',
+        ),
+      );
     }
     o.metadata.namespace = namespace;
     const causes: Cause[] = [];
@@ -320,15 +369,21 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     if (causes.length) {
       throw new HttpError(
         422,
-        status(422, 'Invalid', `${k} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`, {
-          name,
-          kind,
-          causes: causes.map((c) => ({ reason: 'FieldValueInvalid', message: c.message, field: c.field })),
-        }),
+        status(
+          422,
+          'Invalid',
+          `${k} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`,
+          {
+            name,
+            kind,
+            causes: causes.map((c) => ({ reason: 'FieldValueInvalid', message: c.message, field: c.field })),
+          },
+        ),
       );
     }
     const key = `${namespace}/${name}`;
-    if (state[kind].has(key)) throw new HttpError(409, status(409, 'AlreadyExists', `${kind} "${name}" already exists`, { name, kind }));
+    if (state[kind].has(key))
+      throw new HttpError(409, status(409, 'AlreadyExists', `${kind} "${name}" already exists`, { name, kind }));
     o.metadata.uid = randomUUID();
     o.metadata.resourceVersion = String(++resourceVersion);
     o.metadata.creationTimestamp = rfc3339();
@@ -336,7 +391,8 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
       // Like the API server: stringData is write-only and lands base64-encoded in data.
       o.type ??= 'Opaque';
       o.data = { ...(o.data ?? {}) };
-      for (const [dk, v] of Object.entries((o.stringData ?? {}) as Record<string, string>)) o.data[dk] = Buffer.from(v).toString('base64');
+      for (const [dk, v] of Object.entries((o.stringData ?? {}) as Record<string, string>))
+        o.data[dk] = Buffer.from(v).toString('base64');
       delete o.stringData;
     }
     if (kind === 'services') {
@@ -348,7 +404,12 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     if (kind === 'pods') {
       o.spec.nodeName = 'fake-node';
       podIp++;
-      o.status = { hostIP: '10.0.0.1', podIP: `10.244.${(podIp >> 8) & 255}.${podIp & 255}`, startTime: rfc3339(), qosClass: 'Burstable' };
+      o.status = {
+        hostIP: '10.0.0.1',
+        podIP: `10.244.${(podIp >> 8) & 255}.${podIp & 255}`,
+        startTime: rfc3339(),
+        qosClass: 'Burstable',
+      };
       applyPhase(o, 'Pending');
       state.pods.set(key, o);
       play(key, o);
@@ -370,12 +431,24 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
 
   const logLines = (key: string, pod: KObject) => state.logs.get(key) ?? (opts.defaultLog ?? defaultLog)(pod);
 
-  const route = (method: string, parts: string[], query: URLSearchParams, body: unknown): { code: number; body: unknown; text?: boolean } => {
+  const route = (
+    method: string,
+    parts: string[],
+    query: URLSearchParams,
+    body: unknown,
+  ): { code: number; body: unknown; text?: boolean } => {
     if (parts[0] === 'version' && parts.length === 1 && method === 'GET') {
       return { code: 200, body: { major: '1', minor: '33', gitVersion: 'v1.33.0-fake', platform: 'linux/amd64' } };
     }
     // /api/v1/namespaces/{ns}/{kind}[/{name}[/log]]
-    if (parts[0] !== 'api' || parts[1] !== 'v1' || parts[2] !== 'namespaces' || !parts[3] || !(parts[4] in KIND) || parts.length > 7) {
+    if (
+      parts[0] !== 'api' ||
+      parts[1] !== 'v1' ||
+      parts[2] !== 'namespaces' ||
+      !parts[3] ||
+      !(parts[4] in KIND) ||
+      parts.length > 7
+    ) {
       throw new HttpError(404, status(404, 'NotFound', 'the server could not find the requested resource'));
     }
     const ns = parts[3];
@@ -394,7 +467,15 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
         const items = inNs()
           .map(([, o]) => o)
           .filter((o) => match(o.metadata.labels ?? {}));
-        return { code: 200, body: { kind: KIND[kind].list, apiVersion: 'v1', metadata: { resourceVersion: String(resourceVersion) }, items } };
+        return {
+          code: 200,
+          body: {
+            kind: KIND[kind].list,
+            apiVersion: 'v1',
+            metadata: { resourceVersion: String(resourceVersion) },
+            items,
+          },
+        };
       }
       if (method === 'POST') return { code: 201, body: create(kind, ns, body) };
       if (method === 'DELETE') {
@@ -402,26 +483,52 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
         const items = inNs()
           .filter(([, o]) => match(o.metadata.labels ?? {}))
           .map(([k]) => remove(kind, k));
-        return { code: 200, body: { kind: KIND[kind].list, apiVersion: 'v1', metadata: { resourceVersion: String(resourceVersion) }, items } };
+        return {
+          code: 200,
+          body: {
+            kind: KIND[kind].list,
+            apiVersion: 'v1',
+            metadata: { resourceVersion: String(resourceVersion) },
+            items,
+          },
+        };
       }
-      throw new HttpError(405, status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`));
+      throw new HttpError(
+        405,
+        status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`),
+      );
     }
     const key = `${ns}/${name}`;
     if (sub !== undefined) {
-      if (kind !== 'pods' || sub !== 'log' || method !== 'GET') throw new HttpError(404, status(404, 'NotFound', 'the server could not find the requested resource'));
+      if (kind !== 'pods' || sub !== 'log' || method !== 'GET')
+        throw new HttpError(404, status(404, 'NotFound', 'the server could not find the requested resource'));
       const pod = state.pods.get(key);
       if (!pod) throw notFound(kind, name);
       const containers = (pod.spec?.containers ?? []) as { name: string }[];
       const container = query.get('container') ?? undefined;
       if (container === undefined && containers.length > 1) {
-        throw new HttpError(400, status(400, 'BadRequest', `a container name must be specified for pod ${name}, choose one of: [${containers.map((c) => c.name).join(' ')}]`));
+        throw new HttpError(
+          400,
+          status(
+            400,
+            'BadRequest',
+            `a container name must be specified for pod ${name}, choose one of: [${containers.map((c) => c.name).join(' ')}]`,
+          ),
+        );
       }
       if (container !== undefined && !containers.some((c) => c.name === container)) {
         throw new HttpError(400, status(400, 'BadRequest', `container ${container} is not valid for pod ${name}`));
       }
       if (pod.status?.phase === 'Pending') {
         const reason = pod.status.containerStatuses?.[0]?.state?.waiting?.reason ?? 'ContainerCreating';
-        throw new HttpError(400, status(400, 'BadRequest', `container "${container ?? containers[0]?.name}" in pod "${name}" is waiting to start: ${reason}`));
+        throw new HttpError(
+          400,
+          status(
+            400,
+            'BadRequest',
+            `container "${container ?? containers[0]?.name}" in pod "${name}" is waiting to start: ${reason}`,
+          ),
+        );
       }
       let lines = logLines(key, pod);
       const tail = query.get('tailLines');
@@ -439,7 +546,10 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
       if (kind === 'secrets') return { code: 200, body: status(200, '', '', { name, kind, uid: o.metadata.uid }) };
       return { code: 200, body: o };
     }
-    throw new HttpError(405, status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'));
+    throw new HttpError(
+      405,
+      status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'),
+    );
   };
 
   const record = (r: RecordedRequest) => {
@@ -447,7 +557,9 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     if (requests.length > maxRecorded) requests.splice(0, requests.length - maxRecorded);
   };
 
-  const expectedAuth = opts.basicAuth ? `Basic ${Buffer.from(`${opts.basicAuth.username}:${opts.basicAuth.password}`).toString('base64')}` : undefined;
+  const expectedAuth = opts.basicAuth
+    ? `Basic ${Buffer.from(`${opts.basicAuth.username}:${opts.basicAuth.password}`).toString('base64')}`
+    : undefined;
 
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -467,8 +579,13 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
             throw new HttpError(400, status(400, 'BadRequest', 'the request body is not JSON'));
           }
         }
-        if (unavailable) throw new HttpError(unavailable, status(unavailable, 'ServiceUnavailable', 'the fake API server is set unavailable'));
-        if (expectedAuth && req.headers.authorization !== expectedAuth) throw new HttpError(401, status(401, 'Unauthorized', 'Unauthorized'));
+        if (unavailable)
+          throw new HttpError(
+            unavailable,
+            status(unavailable, 'ServiceUnavailable', 'the fake API server is set unavailable'),
+          );
+        if (expectedAuth && req.headers.authorization !== expectedAuth)
+          throw new HttpError(401, status(401, 'Unauthorized', 'Unauthorized'));
         const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
         const r = route(req.method ?? 'GET', parts, url.searchParams, body);
         code = r.code;
@@ -494,13 +611,23 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
         status: code,
       });
       const payload = text ? String(out) : JSON.stringify(out);
-      res.writeHead(code, { 'Content-Type': text ? 'text/plain; charset=utf-8' : 'application/json', 'Content-Length': Buffer.byteLength(payload) });
+      res.writeHead(code, {
+        'Content-Type': text ? 'text/plain; charset=utf-8' : 'application/json',
+        'Content-Length': Buffer.byteLength(payload),
+      });
       res.end(payload);
     });
   };
 
   const server = opts.tls
-    ? https.createServer({ key: opts.tls.key, cert: opts.tls.cert, ...(opts.tls.clientCa ? { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}) }, handler)
+    ? https.createServer(
+        {
+          key: opts.tls.key,
+          cert: opts.tls.cert,
+          ...(opts.tls.clientCa ? { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+        },
+        handler,
+      )
     : http.createServer(handler);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
@@ -527,7 +654,10 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     },
     setLogs(namespace, name, lines) {
       podOf(namespace, name);
-      state.logs.set(`${namespace}/${name}`, typeof lines === 'string' ? lines.replace(/\n$/, '').split('\n') : [...lines]);
+      state.logs.set(
+        `${namespace}/${name}`,
+        typeof lines === 'string' ? lines.replace(/\n$/, '').split('\n') : [...lines],
+      );
     },
     addPod(namespace, manifest) {
       try {

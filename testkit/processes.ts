@@ -9,7 +9,12 @@ import { serviceCommand, type ServiceRunner } from '../scripts/services';
 import { sleep } from './wait';
 
 /** Starts api/main.ts or worker/main.ts (compiled or through tsx) with the given environment; output goes to logFile. */
-export function spawnService(name: 'api' | 'worker', runner: ServiceRunner, env: NodeJS.ProcessEnv, logFile: string): ChildProcess {
+export function spawnService(
+  name: 'api' | 'worker',
+  runner: ServiceRunner,
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+): ChildProcess {
   const { cmd, args } = serviceCommand(name, runner);
   mkdirSync(path.dirname(logFile), { recursive: true });
   const out = createWriteStream(logFile, { flags: 'a' });
@@ -20,10 +25,19 @@ export function spawnService(name: 'api' | 'worker', runner: ServiceRunner, env:
 }
 
 const exited = (child: ChildProcess, what: string, logFile: string) =>
-  child.exitCode !== null || child.signalCode !== null ? new Error(`${what} exited (${child.exitCode ?? child.signalCode}); see ${logFile}`) : undefined;
+  child.exitCode !== null || child.signalCode !== null
+    ? new Error(`${what} exited (${child.exitCode ?? child.signalCode}); see ${logFile}`)
+    : undefined;
 
 /** Resolves once a worker polls the config's task queue (a worker logs nothing at warn level when ready). */
-export async function waitForPoller(temporal: Client, config: Config, child: ChildProcess, timeoutMs: number, logFile: string, intervalMs = 200): Promise<void> {
+export async function waitForPoller(
+  temporal: Client,
+  config: Config,
+  child: ChildProcess,
+  timeoutMs: number,
+  logFile: string,
+  intervalMs = 200,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const d = await temporal.workflowService.describeTaskQueue({
@@ -40,7 +54,13 @@ export async function waitForPoller(temporal: Client, config: Config, child: Chi
 }
 
 /** Resolves once GET <url>/health answers 200 (Temporal and MongoDB reachable). */
-export async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number, logFile: string, intervalMs = 50): Promise<void> {
+export async function waitForHealth(
+  url: string,
+  child: ChildProcess,
+  timeoutMs: number,
+  logFile: string,
+  intervalMs = 50,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const status = await fetch(`${url}/health`).then(
@@ -50,7 +70,8 @@ export async function waitForHealth(url: string, child: ChildProcess, timeoutMs:
     if (status === 200) return;
     const gone = exited(child, 'api process', logFile);
     if (gone) throw gone;
-    if (Date.now() > deadline) throw new Error(`api process not healthy within ${timeoutMs} ms (last status ${status}); see ${logFile}`);
+    if (Date.now() > deadline)
+      throw new Error(`api process not healthy within ${timeoutMs} ms (last status ${status}); see ${logFile}`);
     await sleep(intervalMs);
   }
 }

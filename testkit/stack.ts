@@ -95,7 +95,11 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     steps.push(['api', () => api.close()]);
     let worker: Worker | undefined;
     if ((o.worker ?? 'in-process') === 'in-process') {
-      const w = await createWorker(config, store, { bundle: o.bundle, adapterFor: o.adapterFor, overrides: o.workerOptions });
+      const w = await createWorker(config, store, {
+        bundle: o.bundle,
+        adapterFor: o.adapterFor,
+        overrides: o.workerOptions,
+      });
       worker = w.worker;
       const running = w.run();
       running.catch((e: unknown) => console.error(`! worker stopped: ${(e as Error).message}`));
@@ -108,7 +112,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       ]);
     } else if (o.worker === 'process') {
       const logFile = path.join(o.dir, 'worker.log');
-      const child: ChildProcess = spawnService('worker', o.runner ?? 'tsx', { ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' }, logFile);
+      const child: ChildProcess = spawnService(
+        'worker',
+        o.runner ?? 'tsx',
+        { ...env, LOG_LEVEL: env.LOG_LEVEL ?? 'warn' },
+        logFile,
+      );
       steps.push(['worker process', () => stopProc(child)]);
       await waitForPoller(temporal, config, child, 60_000, logFile);
     }

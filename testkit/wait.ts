@@ -16,7 +16,12 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * (the last one is named on timeout), except an error with `fatal: true`, which ends the wait at once
  * (e.g. a driver that failed to start).
  */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs: number, intervalMs = 200): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false | null>,
+  timeoutMs: number,
+  intervalMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -27,11 +32,15 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
       if ((e as { fatal?: boolean }).fatal) throw e;
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not reached within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ''}`);
     await sleep(intervalMs);
   }
 }
 
 /** until() for tests, where the assertion names the condition. */
-export const eventually = <T>(fn: () => Promise<T | undefined | false | null>, timeoutMs = 60_000, intervalMs = 200): Promise<T> =>
-  until('condition', fn, timeoutMs, intervalMs);
+export const eventually = <T>(
+  fn: () => Promise<T | undefined | false | null>,
+  timeoutMs = 60_000,
+  intervalMs = 200,
+): Promise<T> => until('condition', fn, timeoutMs, intervalMs);

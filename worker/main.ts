@@ -22,7 +22,11 @@ async function main() {
   const bundle = existsSync(PREBUILT_BUNDLE) ? { codePath: PREBUILT_BUNDLE } : undefined;
   const { worker, run } = await createWorker(config, store, { bundle });
   // run() resolves after shutdown(); the SDK installs SIGTERM/SIGINT handlers that call it.
-  log.info('polling', { taskQueue: worker.options.taskQueue, temporal: config.TEMPORAL_ADDRESS, workflows: bundle ? 'prebuilt' : 'bundled at start' });
+  log.info('polling', {
+    taskQueue: worker.options.taskQueue,
+    temporal: config.TEMPORAL_ADDRESS,
+    workflows: bundle ? 'prebuilt' : 'bundled at start',
+  });
   await run();
   await store.close();
   log.info('stopped');

@@ -1,7 +1,14 @@
 // Builds the Temporal worker: every workflow and the activities, on the main task queue.
 // Used by worker/main.ts and by the end-to-end tests (which run it in-process).
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle, type WorkflowBundleOption, type WorkerOptions as TemporalWorkerOptions } from '@temporalio/worker';
+import {
+  NativeConnection,
+  Worker,
+  bundleWorkflowCode,
+  type WorkflowBundle,
+  type WorkflowBundleOption,
+  type WorkerOptions as TemporalWorkerOptions,
+} from '@temporalio/worker';
 import type { ClusterAdapter } from '../domain/driver';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
@@ -12,7 +19,8 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 
 let bundle: Promise<WorkflowBundle> | undefined;
 /** The workflow bundle is built once per process (webpack takes seconds). */
-export const workflowBundle = () => (bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger }));
+export const workflowBundle = () =>
+  (bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger }));
 
 const quietBundlerLogger = {
   log: () => undefined,
@@ -41,7 +49,10 @@ export interface ServiceWorker {
 export async function createWorker(config: Config, store: Store, opts: WorkerOptions = {}): Promise<ServiceWorker> {
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   // Schedule activities manage Temporal Schedules through an ordinary client.
-  const temporal = new Client({ connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }), namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = new Client({
+    connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
+    namespace: config.TEMPORAL_NAMESPACE,
+  });
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,

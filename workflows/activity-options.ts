@@ -24,5 +24,10 @@ export const watch = proxyActivities<Activities>({
 /** Short calls the API waits on (logs, deletions, Temporal Schedule changes). */
 export const short = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', maximumInterval: '10s', maximumAttempts: 5, nonRetryableErrorTypes: ['ClusterNotFound', 'InvalidSchedule', 'Misconfigured'] },
+  retry: {
+    initialInterval: '500ms',
+    maximumInterval: '10s',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['ClusterNotFound', 'InvalidSchedule', 'Misconfigured'],
+  },
 });

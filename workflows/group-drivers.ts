@@ -29,7 +29,8 @@ export class InstanceDrivers {
       .launchDriver(this.clusterName, spec)
       .then(
         (st) => this.events.push({ jobId, st }),
-        (err: unknown) => this.events.push({ jobId, st: { phase: 'FAILED', message: `launch failed: ${failureMessage(err)}` } }),
+        (err: unknown) =>
+          this.events.push({ jobId, st: { phase: 'FAILED', message: `launch failed: ${failureMessage(err)}` } }),
       )
       .finally(this.changed);
   }

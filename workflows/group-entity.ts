@@ -3,8 +3,23 @@
 // activities. So no handler awaits and then mutates, and none needs a mutex.
 import { condition, log } from '@temporalio/workflow';
 import type { DriverSpec, DriverStatus } from '../domain/driver';
-import { instanceDriverId, type GroupResume, type GroupSettingsPatch, type GroupWorkflowInput, type InstanceState } from '../domain/group';
-import { desiredScale, instanceJobState, instanceStatusEffect, newInstanceJob, pauseCheckIn, planReconcile, shouldPause, type IdleView } from '../domain/group-instances';
+import {
+  instanceDriverId,
+  type GroupResume,
+  type GroupSettingsPatch,
+  type GroupWorkflowInput,
+  type InstanceState,
+} from '../domain/group';
+import {
+  desiredScale,
+  instanceJobState,
+  instanceStatusEffect,
+  newInstanceJob,
+  pauseCheckIn,
+  planReconcile,
+  shouldPause,
+  type IdleView,
+} from '../domain/group-instances';
 import { applyGroupPatch, archivedGroup } from '../domain/group-settings';
 import { groupTaskQueue, groupWorkflowId } from '../domain/ids';
 import { GroupState, isTerminal, JobState, JobType } from '../domain/states';
@@ -41,8 +56,21 @@ export class GroupEntity {
   constructor(private readonly input: GroupWorkflowInput) {
     this.group = { ...input.group };
     this.spec = { ...input.spec };
-    const r: GroupResume = input.resume ?? { seq: 0, nextInstance: 1, generation: 1, paused: false, lastActivity: Date.now(), instances: [], jobs: {} };
-    ({ nextInstance: this.nextInstance, generation: this.generation, paused: this.paused, lastActivity: this.lastActivity } = r);
+    const r: GroupResume = input.resume ?? {
+      seq: 0,
+      nextInstance: 1,
+      generation: 1,
+      paused: false,
+      lastActivity: Date.now(),
+      instances: [],
+      jobs: {},
+    };
+    ({
+      nextInstance: this.nextInstance,
+      generation: this.generation,
+      paused: this.paused,
+      lastActivity: this.lastActivity,
+    } = r);
     this.versions = new WriteVersions(r.seq);
     this.instances = new Map(r.instances.map((i) => [i.jobId, { ...i }]));
     this.jobs = new Map(Object.entries(r.jobs));
@@ -129,7 +157,11 @@ export class GroupEntity {
 
   /** Writes what changed: instance jobs first, then the group (whose write releases waiting updates). */
   async flush(): Promise<void> {
-    const writes = [...this.dirtyJobs].map((jobId) => ({ jobId, job: { ...this.jobs.get(jobId)! }, v: this.versions.next() }));
+    const writes = [...this.dirtyJobs].map((jobId) => ({
+      jobId,
+      job: { ...this.jobs.get(jobId)! },
+      v: this.versions.next(),
+    }));
     this.dirtyJobs.clear();
     const groupWrite = this.groupDirty ? { g: { ...this.group }, v: this.versions.next() } : undefined;
     await Promise.all(writes.map((w) => projection.projectJob(w.job, w.v)));
@@ -201,7 +233,13 @@ export class GroupEntity {
   }
 
   private idleView(): IdleView {
-    return { group: this.group, paused: this.paused, instances: [...this.instances.values()], lastActivity: this.lastActivity, idlePauseMs: this.input.idlePauseMs };
+    return {
+      group: this.group,
+      paused: this.paused,
+      instances: [...this.instances.values()],
+      lastActivity: this.lastActivity,
+      idlePauseMs: this.input.idlePauseMs,
+    };
   }
 
   private reconcile(): void {
@@ -227,7 +265,13 @@ export class GroupEntity {
 
   private startInstance(): void {
     const job = newInstanceJob(this.group, this.spec, this.nextInstance++, Date.now());
-    this.instances.set(job.jobId, { jobId: job.jobId, generation: this.generation, ready: false, busy: false, draining: false });
+    this.instances.set(job.jobId, {
+      jobId: job.jobId,
+      generation: this.generation,
+      ready: false,
+      busy: false,
+      draining: false,
+    });
     this.jobs.set(job.jobId, job);
     this.dirtyJobs.add(job.jobId);
     this.launch(job.jobId);
@@ -247,7 +291,13 @@ export class GroupEntity {
       driverId: instanceDriverId(jobId),
       role: 'runner',
       spark: { ...this.spec, name: `${name}-${jobId}` },
-      env: { RUNNER_TASK_QUEUE: groupTaskQueue(groupId), RUNNER_GROUP_WORKFLOW_ID: groupWorkflowId(groupId), RUNNER_INSTANCE_ID: jobId, RUNNER_GROUP_KIND: kind, RUNNER_LANGUAGE: language },
+      env: {
+        RUNNER_TASK_QUEUE: groupTaskQueue(groupId),
+        RUNNER_GROUP_WORKFLOW_ID: groupWorkflowId(groupId),
+        RUNNER_INSTANCE_ID: jobId,
+        RUNNER_GROUP_KIND: kind,
+        RUNNER_LANGUAGE: language,
+      },
       labels: { groupId, jobId },
     };
     this.drivers.launch(jobId, spec);

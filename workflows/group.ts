@@ -9,7 +9,16 @@
 //
 // The messages are defined here (the API and the runner use them by these names); what they do is in
 // GroupEntity (group-entity.ts), and the decisions it makes are pure functions in domain/.
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, defineUpdate, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { GroupSettingsPatch, GroupWorkflowInput } from '../domain/group';
 import { checkArchivable, checkGroupPatch, checkScale } from '../domain/group-settings';
 import { GroupEntity, type GroupSummary } from './group-entity';
@@ -31,8 +40,12 @@ export async function groupWorkflow(input: GroupWorkflowInput): Promise<void> {
   const g = new GroupEntity(input);
   setHandler(groupQuery, () => g.summary());
   setHandler(acceptedGroupUpdate, () => g.accepted());
-  setHandler(rescaleUpdate, (scale) => g.rescale(scale), { validator: (scale) => checkScale(g.group, scale, input.maxScale) });
-  setHandler(updateGroupUpdate, (patch) => g.update(patch), { validator: (patch) => checkGroupPatch(g.group, patch, input.maxScale) });
+  setHandler(rescaleUpdate, (scale) => g.rescale(scale), {
+    validator: (scale) => checkScale(g.group, scale, input.maxScale),
+  });
+  setHandler(updateGroupUpdate, (patch) => g.update(patch), {
+    validator: (patch) => checkGroupPatch(g.group, patch, input.maxScale),
+  });
   setHandler(archiveUpdate, () => g.archive(), { validator: () => checkArchivable(g.group) });
   setHandler(wakeSignal, () => g.wake());
   setHandler(instanceReadySignal, ({ instanceId, appId }) => g.instanceReady(instanceId, appId));

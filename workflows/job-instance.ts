@@ -33,7 +33,9 @@ export async function jobInstanceWorkflow(input: JobInstanceInput): Promise<JobI
     retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 3 },
   });
   const announced = input.announce ? projectResult(record, 1) : undefined;
-  const woken = input.wakeGroup ? getExternalWorkflowHandle(groupWorkflowId(input.groupId)).signal(wakeSignal) : undefined;
+  const woken = input.wakeGroup
+    ? getExternalWorkflowHandle(groupWorkflowId(input.groupId)).signal(wakeSignal)
+    : undefined;
   const response = executeJobInstance({
     jobInstanceId: input.jobInstanceId,
     groupId: input.groupId,
@@ -47,7 +49,13 @@ export async function jobInstanceWorkflow(input: JobInstanceInput): Promise<JobI
   try {
     r = await response;
   } catch (err) {
-    r = { result: null, error: { message: `the execution did not complete: ${failureMessage(err)}`, stackTrace: '' }, startTime: record.startTime!, endTime: Date.now(), instanceId: '' };
+    r = {
+      result: null,
+      error: { message: `the execution did not complete: ${failureMessage(err)}`, stackTrace: '' },
+      startTime: record.startTime!,
+      endTime: Date.now(),
+      instanceId: '',
+    };
   }
   Object.assign(record, {
     ...(r.instanceId ? { jobId: r.instanceId } : {}),

@@ -1,10 +1,25 @@
 // The state of one single job workflow and the steps of its life: launch a try, watch it, retry or
 // finish, stop on request, clean up when cancelled. The state moves are pure functions in domain/.
-import { allHandlersFinished, CancellationScope, condition, continueAsNew, isCancellation, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import { newJobRecord, singleJobDriverId, type JobWorkflowInput } from '../domain/job';
-import { afterFailedTry, CANCELED_MESSAGE, failedTryReason, finishedJob, startingJob, tryOutcome, withDriverStatus } from '../domain/job-transitions';
+import {
+  afterFailedTry,
+  CANCELED_MESSAGE,
+  failedTryReason,
+  finishedJob,
+  startingJob,
+  tryOutcome,
+  withDriverStatus,
+} from '../domain/job-transitions';
 import { JobState } from '../domain/states';
 import type { Job } from '../domain/types';
 import { drivers, projection, watch } from './activity-options';
@@ -44,7 +59,13 @@ export class JobRun {
   async run(): Promise<Job> {
     const { job, input } = this;
     if (!input.resume) {
-      setSearch({ jobId: this.jobId, clusterName: job.clusterName, jobType: job.jobType, scheduleId: input.scheduleId, jobState: job.state });
+      setSearch({
+        jobId: this.jobId,
+        clusterName: job.clusterName,
+        jobType: job.jobType,
+        scheduleId: input.scheduleId,
+        jobState: job.state,
+      });
       await this.project();
     }
     // After continue-as-new the current try goes on: launching again finds its driver.
@@ -96,7 +117,11 @@ export class JobRun {
     }
     const { jobId, input } = this;
     const labels = { jobId, ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}) };
-    return drivers.launchDriver(this.job.clusterName, { driverId: this.driverId(), role: 'application', spark: input.spec, env: {}, labels }, starting);
+    return drivers.launchDriver(
+      this.job.clusterName,
+      { driverId: this.driverId(), role: 'application', spark: input.spec, env: {}, labels },
+      starting,
+    );
   }
 
   /** Watches the current try until it ends or a stop is requested; continues as new when suggested. */
@@ -119,7 +144,10 @@ export class JobRun {
       status = await next;
       if (workflowInfo().continueAsNewSuggested) {
         await condition(allHandlersFinished);
-        await continueAsNew<(input: JobWorkflowInput) => Promise<Job>>({ ...this.input, resume: { job: this.job, seq: this.versions.last } });
+        await continueAsNew<(input: JobWorkflowInput) => Promise<Job>>({
+          ...this.input,
+          resume: { job: this.job, seq: this.versions.last },
+        });
       }
     }
   }

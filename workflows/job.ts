@@ -9,7 +9,14 @@
 //   Any live state ⇄ UNKNOWN while the cluster cannot be observed.
 //
 // The messages are defined here (the API uses them by these names); the steps are in JobRun (job-run.ts).
-import { CancellationScope, defineQuery, defineUpdate, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  defineQuery,
+  defineUpdate,
+  isCancellation,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { jobIdFromWorkflowId } from '../domain/ids';
 import type { JobWorkflowInput } from '../domain/job';
 import { checkStoppable } from '../domain/job-transitions';

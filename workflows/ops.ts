@@ -4,7 +4,11 @@ import { short } from './activity-options';
 import type { LogRange } from '../domain/driver';
 import type { JobLogEntry } from '../domain/types';
 
-export async function driverLogsWorkflow(clusterName: string, driverIds: string[], range: LogRange): Promise<JobLogEntry[]> {
+export async function driverLogsWorkflow(
+  clusterName: string,
+  driverIds: string[],
+  range: LogRange,
+): Promise<JobLogEntry[]> {
   return short.driverLogs(clusterName, driverIds, range);
 }
 

@@ -95,7 +95,12 @@ export class ScheduleKeeper {
       if (workflowInfo().continueAsNewSuggested) {
         await this.lock.idle();
         await condition(allHandlersFinished);
-        await continueAsNew<(input: ScheduleWorkflowInput) => Promise<void>>({ ...this.input, schedule: this.schedule, spec: this.spec, resume: { seq: this.versions.last } });
+        await continueAsNew<(input: ScheduleWorkflowInput) => Promise<void>>({
+          ...this.input,
+          schedule: this.schedule,
+          spec: this.spec,
+          resume: { seq: this.versions.last },
+        });
       }
     }
   }

@@ -34,9 +34,15 @@ export async function scheduleWorkflow(input: ScheduleWorkflowInput): Promise<vo
   setHandler(scheduleQuery, () => k.schedule);
   setHandler(acceptedScheduleUpdate, () => k.accepted());
   setHandler(updateScheduleUpdate, (patch) => k.update(patch), { validator: valid() });
-  setHandler(pauseScheduleUpdate, () => k.setState(ScheduleState.PAUSED), { validator: valid(() => checkPause(k.schedule)) });
-  setHandler(resumeScheduleUpdate, () => k.setState(ScheduleState.ENABLED), { validator: valid(() => checkResume(k.schedule, Date.now())) });
-  setHandler(disableScheduleUpdate, () => k.setState(ScheduleState.DISABLED), { validator: valid(() => checkDisable(k.schedule)) });
+  setHandler(pauseScheduleUpdate, () => k.setState(ScheduleState.PAUSED), {
+    validator: valid(() => checkPause(k.schedule)),
+  });
+  setHandler(resumeScheduleUpdate, () => k.setState(ScheduleState.ENABLED), {
+    validator: valid(() => checkResume(k.schedule, Date.now())),
+  });
+  setHandler(disableScheduleUpdate, () => k.setState(ScheduleState.DISABLED), {
+    validator: valid(() => checkDisable(k.schedule)),
+  });
   setHandler(deleteScheduleUpdate, () => k.delete(), { validator: valid() });
 
   if (await k.begin()) await k.keep();

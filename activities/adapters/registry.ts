@@ -21,12 +21,16 @@ export function createAdapterRegistry(config: Config, store: Store): AdapterLook
   const k8s = new Map<string, { stamp: string; adapter: ClusterAdapter }>();
   return async function adapterFor(clusterName: string): Promise<ClusterAdapter> {
     const doc = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: clusterName });
-    if (!doc) throw ApplicationFailure.nonRetryable(`cluster '${clusterName}' does not exist`, FailureType.CLUSTER_NOT_FOUND);
+    if (!doc)
+      throw ApplicationFailure.nonRetryable(`cluster '${clusterName}' does not exist`, FailureType.CLUSTER_NOT_FOUND);
     if (doc.type === ClusterType.LOCAL) return local;
     const stamp = JSON.stringify(doc);
     const cached = k8s.get(clusterName);
     if (cached && cached.stamp === stamp) return cached.adapter;
-    const adapter = createK8sAdapter({ cluster: unsealClusterSecrets(config.SECRET_KEY, doc) as unknown as K8sCluster, config });
+    const adapter = createK8sAdapter({
+      cluster: unsealClusterSecrets(config.SECRET_KEY, doc) as unknown as K8sCluster,
+      config,
+    });
     k8s.set(clusterName, { stamp, adapter });
     return adapter;
   };

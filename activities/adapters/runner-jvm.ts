@@ -14,7 +14,8 @@ export const IMAGE_JVM_DIR = '/opt/spark-orchestrator/jvm';
 export function localRunnerJars(stackDir: string): string[] {
   const jars = RUNNER_JVM_JARS.map((name) => path.resolve(stackDir, 'jvm', name));
   const missing = jars.filter((jar) => !existsSync(jar));
-  if (missing.length) throw new InvalidSpecError(`a SCALA group's driver needs ${missing.join(', ')}: run scripts/setup.sh`);
+  if (missing.length)
+    throw new InvalidSpecError(`a SCALA group's driver needs ${missing.join(', ')}: run scripts/setup.sh`);
   return jars;
 }
 

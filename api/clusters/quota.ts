@@ -13,7 +13,11 @@ interface ClusterDoc {
 }
 
 /** The cluster a form names must exist (404) and the request must fit its resourceQuota (402). */
-export async function checkCluster(store: Store, spec: Pick<SparkSpec, 'clusterName' | 'memorySettings'>, instances = 1): Promise<ClusterDoc> {
+export async function checkCluster(
+  store: Store,
+  spec: Pick<SparkSpec, 'clusterName' | 'memorySettings'>,
+  instances = 1,
+): Promise<ClusterDoc> {
   const cluster = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: spec.clusterName });
   if (!cluster) throw notFound(`clusterName: cluster '${spec.clusterName}' does not exist`);
   const quota = cluster.resourceQuota;
@@ -22,13 +26,19 @@ export async function checkCluster(store: Store, spec: Pick<SparkSpec, 'clusterN
     const cpu = quota.limitsCpu ?? quota.requestsCpu;
     const mem = quota.limitsMemory ?? quota.requestsMemory;
     if (cpu !== undefined && need.cpu > cpuOf(cpu)) {
-      throw overLimit(`the request needs ${need.cpu} CPUs, above the ${cpu} CPUs of cluster '${cluster.name}' resourceQuota`);
+      throw overLimit(
+        `the request needs ${need.cpu} CPUs, above the ${cpu} CPUs of cluster '${cluster.name}' resourceQuota`,
+      );
     }
     if (mem !== undefined && need.memory > bytesOf(mem)) {
-      throw overLimit(`the request needs ${Math.ceil(need.memory / 2 ** 20)}Mi of memory, above the ${mem} of cluster '${cluster.name}' resourceQuota`);
+      throw overLimit(
+        `the request needs ${Math.ceil(need.memory / 2 ** 20)}Mi of memory, above the ${mem} of cluster '${cluster.name}' resourceQuota`,
+      );
     }
     if (quota.limitsPod !== undefined && cluster.type === ClusterType.K8S && need.pods > Number(quota.limitsPod)) {
-      throw overLimit(`the request needs ${need.pods} pods, above the ${quota.limitsPod} pods of cluster '${cluster.name}' resourceQuota`);
+      throw overLimit(
+        `the request needs ${need.pods} pods, above the ${quota.limitsPod} pods of cluster '${cluster.name}' resourceQuota`,
+      );
     }
   }
   return cluster;
@@ -36,7 +46,12 @@ export async function checkCluster(store: Store, spec: Pick<SparkSpec, 'clusterN
 
 /** CPUs, bytes and pods a driver (and its executors on k8s) asks for; Spark's defaults where unset. */
 export function resourcesOf(m: MemorySettings, clusterType: string, instances: number) {
-  const executors = clusterType === ClusterType.K8S ? (m.dynamicAllocation ? (m.maxExecutors ?? m.initialExecutors ?? 1) : (m.executors ?? 2)) : 0;
+  const executors =
+    clusterType === ClusterType.K8S
+      ? m.dynamicAllocation
+        ? (m.maxExecutors ?? m.initialExecutors ?? 1)
+        : (m.executors ?? 2)
+      : 0;
   const driverMem = jvmMemoryBytes(m.driverMemory ?? '1g');
   const execMem = jvmMemoryBytes(m.executorMemory ?? '1g');
   return {
@@ -53,6 +68,21 @@ function cpuOf(q: string): number {
 function bytesOf(q: string): number {
   const m = /^([0-9.eE+-]+)([A-Za-z]*)$/.exec(q);
   if (!m) return Number.POSITIVE_INFINITY;
-  const units: Record<string, number> = { '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60, m: 1e-3 };
+  const units: Record<string, number> = {
+    '': 1,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    P: 1e15,
+    E: 1e18,
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
+    Pi: 2 ** 50,
+    Ei: 2 ** 60,
+    m: 1e-3,
+  };
   return Number(m[1]) * (units[m[2]] ?? 1);
 }

@@ -18,7 +18,9 @@ const LimitRangeItem = z
 const ClusterFields = {
   name,
   description: z.string().max(4096).optional(),
-  storages: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'storage keys are 1-64 letters, digits, _ . -'), Storage).optional(),
+  storages: z
+    .record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'storage keys are 1-64 letters, digits, _ . -'), Storage)
+    .optional(),
   sparkStorage: z.string().trim().min(1).max(64).optional(),
   metastoreName: z.string().trim().max(128).optional(),
   memorySettings: MemorySettingsCreation.optional(),
@@ -34,7 +36,10 @@ const ClusterFields = {
   password: z.string().max(4096).optional(),
   resourceQuota: z
     .object({
-      limitsPod: z.string().trim().regex(/^[0-9]+$/, 'must be a whole number of pods'),
+      limitsPod: z
+        .string()
+        .trim()
+        .regex(/^[0-9]+$/, 'must be a whole number of pods'),
       limitsCpu: quantity('limitsCpu'),
       limitsMemory: quantity('limitsMemory'),
       requestsCpu: quantity('requestsCpu'),
@@ -43,14 +48,23 @@ const ClusterFields = {
     .partial()
     .strict()
     .optional(),
-  limitRange: z.object({ cpuLimitRange: LimitRangeItem.optional(), memoryLimitRange: LimitRangeItem.optional() }).strict().optional(),
+  limitRange: z
+    .object({ cpuLimitRange: LimitRangeItem.optional(), memoryLimitRange: LimitRangeItem.optional() })
+    .strict()
+    .optional(),
 };
 
 /** A k8s cluster needs the URL of its Kubernetes API server. */
 export const checkUrl = (c: { type?: string; url?: string }, ctx: z.RefinementCtx) => {
   if (c.type === ClusterType.K8S) {
-    if (!c.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required for a k8s cluster (the API server URL)' });
-    else if (!/^https?:\/\/[^\s/]+/.test(c.url)) ctx.addIssue({ code: 'custom', path: ['url'], message: `'${c.url}' is not an http(s) URL of a Kubernetes API server` });
+    if (!c.url)
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required for a k8s cluster (the API server URL)' });
+    else if (!/^https?:\/\/[^\s/]+/.test(c.url))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message: `'${c.url}' is not an http(s) URL of a Kubernetes API server`,
+      });
   }
 };
 

@@ -83,7 +83,9 @@ export async function getCluster(deps: ApiDeps, id: string): Promise<Cluster> {
 export async function listClusters(deps: ApiDeps, query: Query): Promise<Page<Cluster>> {
   const { config } = deps;
   const lq = parseListQuery(query, ['name', 'type', 'createdTime', 'id'], config.MAX_PAGE_SIZE, ['createdTime', 1]);
-  return findPage(clustersOf(deps), searchFilter(lq.search, ['name', 'description']), lq, (d) => toCluster(d, config.LOCAL_SPARK_THREADS));
+  return findPage(clustersOf(deps), searchFilter(lq.search, ['name', 'description']), lq, (d) =>
+    toCluster(d, config.LOCAL_SPARK_THREADS),
+  );
 }
 
 export async function createCluster(deps: ApiDeps, body: ClusterCreate): Promise<{ clusterId: string }> {
@@ -107,21 +109,26 @@ export async function updateCluster(deps: ApiDeps, id: string, body: ClusterUpda
   const check = z.object({ type: z.string(), url: z.string().optional() }).superRefine(checkUrl).safeParse(merged);
   if (!check.success) throw check.error;
   if (merged.type === ClusterType.LOCAL && !merged.url) merged.url = 'local';
-  await nameChecked(body.name, () => clustersOf(deps).replaceOne({ _id: stored._id }, JSON.parse(JSON.stringify(merged))));
+  await nameChecked(body.name, () =>
+    clustersOf(deps).replaceOne({ _id: stored._id }, JSON.parse(JSON.stringify(merged))),
+  );
 }
 
 /** Only a cluster that no running job, active group or live schedule uses may go (its SQL engines stop); `default` never. */
 export async function deleteCluster(deps: ApiDeps, id: string): Promise<void> {
   const { store } = deps;
   const c = await getClusterDoc(deps, id);
-  if (c.name === 'default') throw conflict('the default cluster cannot be deleted: jobs without a clusterName run on it');
+  if (c.name === 'default')
+    throw conflict('the default cluster cannot be deleted: jobs without a clusterName run on it');
   const using = await Promise.all([
     store.col(Collections.jobs).countDocuments({ clusterName: c.name, state: { $nin: [...TERMINAL_JOB_STATES] } }),
     store.col(Collections.groups).countDocuments({ clusterName: c.name, state: 'ACTIVE' }),
     store.col(Collections.schedules).countDocuments({ clusterName: c.name, state: { $ne: 'DISABLED' } }),
   ]);
   if (using.some((n) => n > 0)) {
-    throw conflict(`cluster '${c.name}' is in use by ${using[0]} running jobs, ${using[1]} active groups and ${using[2]} schedules`);
+    throw conflict(
+      `cluster '${c.name}' is in use by ${using[0]} running jobs, ${using[1]} active groups and ${using[2]} schedules`,
+    );
   }
   // SQL engines belong to the cluster: they stop with it.
   await stopClusterEngines(deps, c.id);

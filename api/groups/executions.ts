@@ -17,14 +17,21 @@ import { getGroupDoc } from './service';
 type Query = Record<string, string | string[] | undefined>;
 
 /** The workflow input of an execution; refuses archived groups and a type the group's kind does not run. */
-async function executionOf(deps: ApiDeps, groupId: string, body: ExecuteBody, announce: boolean): Promise<JobInstanceInput> {
+async function executionOf(
+  deps: ApiDeps,
+  groupId: string,
+  body: ExecuteBody,
+  announce: boolean,
+): Promise<JobInstanceInput> {
   const g = await getGroupDoc(deps, groupId);
   if (g.state === GroupState.ARCHIVED) throw conflict(`group '${g.name}' is archived; it takes no executions`);
   if (body.type === 'interactive_code_execute') {
-    if (g.kind !== GroupKind.CODE) throw conflict(`type: group '${g.name}' is of kind ${g.kind}; interactive_code_execute needs a CODE group`);
+    if (g.kind !== GroupKind.CODE)
+      throw conflict(`type: group '${g.name}' is of kind ${g.kind}; interactive_code_execute needs a CODE group`);
     if (body.code === undefined) throw conflict('code: interactive_code_execute needs the code to run');
   } else if (!body.jobClass) {
-    const form = g.language === Language.PYTHON ? 'module.Class' : 'the fully qualified name of a cloud.ilum.job.Job class';
+    const form =
+      g.language === Language.PYTHON ? 'module.Class' : 'the fully qualified name of a cloud.ilum.job.Job class';
     throw conflict(`jobClass: interactive_job_execute needs the job class to run, as ${form}`);
   }
   return {
@@ -51,12 +58,19 @@ const startOptions = (deps: ApiDeps, input: JobInstanceInput) => ({
 /** Runs an execution and waits for its result (4.5). */
 export async function executeInGroup(deps: ApiDeps, groupId: string, body: ExecuteBody): Promise<JobInstanceResult> {
   const input = await executionOf(deps, groupId, body, false);
-  const record: JobInstanceRecord = await deps.temporal.workflow.execute(jobInstanceWorkflow, startOptions(deps, input));
+  const record: JobInstanceRecord = await deps.temporal.workflow.execute(
+    jobInstanceWorkflow,
+    startOptions(deps, input),
+  );
   return toResult(record);
 }
 
 /** Starts an execution without waiting (4.7); its record is written first, so a read finds it at once. */
-export async function submitToGroup(deps: ApiDeps, groupId: string, body: ExecuteBody): Promise<{ jobInstanceId: string }> {
+export async function submitToGroup(
+  deps: ApiDeps,
+  groupId: string,
+  body: ExecuteBody,
+): Promise<{ jobInstanceId: string }> {
   const input = await executionOf(deps, groupId, body, true);
   await deps.temporal.workflow.start(jobInstanceWorkflow, startOptions(deps, input));
   return { jobInstanceId: input.jobInstanceId };

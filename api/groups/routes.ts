@@ -5,7 +5,16 @@ import { IdResponse, PageOf } from '../resources';
 import { LIST_QUERY, route } from '../routing';
 import { executeInGroup, listResults, submitToGroup } from './executions';
 import { ExecuteBody, GROUP_FILES, GroupCreateForm, GroupUpdateForm } from './schemas';
-import { archiveGroup, createGroup, deleteGroup, getGroup, getGroupByName, listGroups, rescaleGroup, updateGroup } from './service';
+import {
+  archiveGroup,
+  createGroup,
+  deleteGroup,
+  getGroup,
+  getGroupByName,
+  listGroups,
+  rescaleGroup,
+  updateGroup,
+} from './service';
 
 /** The group itself: create, read, update, rescale, archive, delete. */
 const lifecycleRoutes = (deps: ApiDeps) => [
@@ -28,7 +37,11 @@ const lifecycleRoutes = (deps: ApiDeps) => [
       ...LIST_QUERY,
       { name: 'groupStates', description: 'ACTIVE, ARCHIVED', array: true },
       { name: 'groupKinds', description: 'JOB, CODE', array: true },
-      { name: 'jobStates', description: 'states of the listed jobs of each group (default SUBMITTED, STARTING, READY, BUSY)', array: true },
+      {
+        name: 'jobStates',
+        description: 'states of the listed jobs of each group (default SUBMITTED, STARTING, READY, BUSY)',
+        array: true,
+      },
       { name: 'clusterNames', description: 'cluster names', array: true },
       { name: 'tags', description: 'key1=value1;key2=value2' },
     ],

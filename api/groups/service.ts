@@ -4,22 +4,52 @@
 import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Document } from 'mongodb';
-import { formatTags, parseBoolField, parseIntField, parseJobConfig, parsePackages, parsePyRequirements, parseTags } from '../../domain/delimited';
+import {
+  formatTags,
+  parseBoolField,
+  parseIntField,
+  parseJobConfig,
+  parsePackages,
+  parsePyRequirements,
+  parseTags,
+} from '../../domain/delimited';
 import type { GroupSettingsPatch, GroupWorkflowInput } from '../../domain/group';
 import { groupWorkflowId, SearchAttr } from '../../domain/ids';
 import { parseMemorySettings } from '../../domain/memory';
 import type { Group } from '../../domain/resources';
-import { DEFAULT_JOB_STATE_FILTER, GROUP_KINDS, GROUP_STATES, GroupKind, GroupState, JOB_STATES } from '../../domain/states';
+import {
+  DEFAULT_JOB_STATE_FILTER,
+  GROUP_KINDS,
+  GROUP_STATES,
+  GroupKind,
+  GroupState,
+  JOB_STATES,
+} from '../../domain/states';
 import type { SparkSpec } from '../../domain/types';
 import type { Config } from '../../lib/config';
 import { Collections } from '../../lib/mongo';
-import { acceptedGroupUpdate, archiveUpdate, rescaleUpdate, updateGroupUpdate, type groupWorkflow } from '../../workflows/group';
+import {
+  acceptedGroupUpdate,
+  archiveUpdate,
+  rescaleUpdate,
+  updateGroupUpdate,
+  type groupWorkflow,
+} from '../../workflows/group';
 import { deleteGroupWorkflow } from '../../workflows/ops';
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
 import { checkCluster } from '../clusters/quota';
 import type { ApiDeps } from '../deps';
 import { conflict, notFound, overLimit, workflowUpdate } from '../errors';
-import { arrayParam, enumArrayParam, findPage, parseListQuery, resourceOf, searchFilter, tagsFilter, type Page } from '../list';
+import {
+  arrayParam,
+  enumArrayParam,
+  findPage,
+  parseListQuery,
+  resourceOf,
+  searchFilter,
+  tagsFilter,
+  type Page,
+} from '../list';
 import { releaseName, reserveName } from '../names';
 import { toJob } from '../resources';
 import type { Files } from '../routing';
@@ -41,7 +71,12 @@ export async function getGroupDoc({ store }: Pick<ApiDeps, 'store'>, groupId: st
 /** The group resource: the read-model document with its newest 100 jobs in the given states. */
 async function withJobs({ store }: Pick<ApiDeps, 'store'>, d: Document, jobStates: string[]): Promise<Group> {
   const g = resourceOf<GroupRecord>(d);
-  const list = await store.col(Collections.jobs).find({ groupId: g.id, state: { $in: jobStates } }).sort({ submitTime: -1 }).limit(100).toArray();
+  const list = await store
+    .col(Collections.jobs)
+    .find({ groupId: g.id, state: { $in: jobStates } })
+    .sort({ submitTime: -1 })
+    .limit(100)
+    .toArray();
   return { ...g, jobs: list.map(toJob) };
 }
 
@@ -50,7 +85,8 @@ const jobStatesOf = (q: Query) => enumArrayParam(q, 'jobStates', JOB_STATES, DEF
 /** A scale above MAX_GROUP_SCALE is over the limit (402). */
 function scaleOf(config: Config, s: string | undefined, dflt?: number): number | undefined {
   const n = parseIntField('scale', s, 0, 1_000_000) ?? dflt;
-  if (n !== undefined && n > config.MAX_GROUP_SCALE) throw overLimit(`scale ${n} is above the maximum group scale of ${config.MAX_GROUP_SCALE}`);
+  if (n !== undefined && n > config.MAX_GROUP_SCALE)
+    throw overLimit(`scale ${n} is above the maximum group scale of ${config.MAX_GROUP_SCALE}`);
   return n;
 }
 
@@ -58,7 +94,8 @@ const handle = ({ temporal }: Pick<ApiDeps, 'temporal'>, groupId: string) =>
   temporal.workflow.getHandle<typeof groupWorkflow>(groupWorkflowId(groupId));
 
 /** A group's workflow ends only after archiving, so a finished one means an archived group. */
-const groupUpdate = (groupId: string, fn: () => Promise<unknown>) => workflowUpdate(fn, () => conflict(`group '${groupId}' is archived`));
+const groupUpdate = (groupId: string, fn: () => Promise<unknown>) =>
+  workflowUpdate(fn, () => conflict(`group '${groupId}' is archived`));
 
 export async function getGroup(deps: ApiDeps, groupId: string, query: Query): Promise<Group> {
   return withJobs(deps, await getGroupDoc(deps, groupId), jobStatesOf(query));
@@ -71,7 +108,12 @@ export async function getGroupByName(deps: ApiDeps, name: string, query: Query):
 }
 
 export async function listGroups(deps: ApiDeps, query: Query): Promise<Page<Group>> {
-  const lq = parseListQuery(query, ['name', 'createdTime', 'state', 'kind', 'scale', 'clusterName'], deps.config.MAX_PAGE_SIZE, ['createdTime', -1]);
+  const lq = parseListQuery(
+    query,
+    ['name', 'createdTime', 'state', 'kind', 'scale', 'clusterName'],
+    deps.config.MAX_PAGE_SIZE,
+    ['createdTime', -1],
+  );
   const states = enumArrayParam(query, 'groupStates', GROUP_STATES);
   const kinds = enumArrayParam(query, 'groupKinds', GROUP_KINDS);
   const clusters = arrayParam(query, 'clusterNames');
@@ -86,7 +128,13 @@ export async function listGroups(deps: ApiDeps, query: Query): Promise<Page<Grou
   return findPage(deps.store.col(Collections.groups), filter, lq, (d) => withJobs(deps, d, jobStates));
 }
 
-function newGroupRecord(groupId: string, body: GroupCreateForm, spec: SparkSpec, scale: number, autoPause: boolean): GroupRecord {
+function newGroupRecord(
+  groupId: string,
+  body: GroupCreateForm,
+  spec: SparkSpec,
+  scale: number,
+  autoPause: boolean,
+): GroupRecord {
   return {
     id: groupId,
     name: body.name,
@@ -114,7 +162,11 @@ export function groupStartOptions(config: Config, input: GroupWorkflowInput) {
     taskQueue: config.TASK_QUEUE,
     args: [input] as [GroupWorkflowInput],
     workflowIdConflictPolicy: 'FAIL' as const,
-    searchAttributes: { [SearchAttr.groupId]: [id], [SearchAttr.clusterName]: [clusterName], [SearchAttr.jobType]: ['INTERACTIVE'] },
+    searchAttributes: {
+      [SearchAttr.groupId]: [id],
+      [SearchAttr.clusterName]: [clusterName],
+      [SearchAttr.jobType]: ['INTERACTIVE'],
+    },
   };
 }
 
@@ -132,9 +184,17 @@ export async function createGroup(deps: ApiDeps, body: GroupCreateForm, files: F
     try {
       const spec = { ...draft, artifacts: await storeUploads(config.ARTIFACT_DIR, groupId, files) };
       const group = newGroupRecord(groupId, body, spec, scale, autoPause);
-      const input: GroupWorkflowInput = { group, spec, idlePauseMs: config.GROUP_IDLE_PAUSE_MS, maxScale: config.MAX_GROUP_SCALE };
+      const input: GroupWorkflowInput = {
+        group,
+        spec,
+        idlePauseMs: config.GROUP_IDLE_PAUSE_MS,
+        maxScale: config.MAX_GROUP_SCALE,
+      };
       await temporal.workflow.executeUpdateWithStart(acceptedGroupUpdate, {
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof groupWorkflow>('groupWorkflow', groupStartOptions(config, input)),
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof groupWorkflow>(
+          'groupWorkflow',
+          groupStartOptions(config, input),
+        ),
       });
       return { groupId };
     } catch (e) {
@@ -153,7 +213,9 @@ function groupPatchOf(config: Config, body: GroupUpdateForm, g: Document): Group
     ...(body.description !== undefined ? { description: body.description } : {}),
     ...(body.tags !== undefined ? { tags: parseTags('tags', body.tags) } : {}),
     ...(body.jobConfig !== undefined ? { jobConfig: parseJobConfig('jobConfig', body.jobConfig) } : {}),
-    ...(body.pyRequirements !== undefined ? { pyRequirements: parsePyRequirements('pyRequirements', body.pyRequirements) } : {}),
+    ...(body.pyRequirements !== undefined
+      ? { pyRequirements: parsePyRequirements('pyRequirements', body.pyRequirements) }
+      : {}),
     ...(body.packages !== undefined ? { packages: parsePackages('packages', body.packages) } : {}),
     ...(body.scale !== undefined ? { scale: scaleOf(config, body.scale) } : {}),
     ...(body.autoPause !== undefined ? { autoPause: parseBoolField('autoPause', body.autoPause) } : {}),
@@ -196,7 +258,8 @@ export async function archiveGroup(deps: ApiDeps, groupId: string): Promise<void
 export async function deleteGroup(deps: ApiDeps, groupId: string): Promise<void> {
   const g = await getGroupDoc(deps, groupId);
   const h = handle(deps, g.id);
-  if (g.state !== GroupState.ARCHIVED) await groupUpdate(g.id, () => h.executeUpdate(archiveUpdate)).catch(() => undefined);
+  if (g.state !== GroupState.ARCHIVED)
+    await groupUpdate(g.id, () => h.executeUpdate(archiveUpdate)).catch(() => undefined);
   // The group workflow ends once every driver is removed; only then can no late write resurrect it.
   const ended = await Promise.race([
     h.result().then(

@@ -49,7 +49,10 @@ export const jobRoutes = (deps: ApiDeps) => [
     tag: 'jobs',
     summary: 'Logs of all resources of a job (4.18)',
     query: [
-      { name: 'logSize', description: `maximum number of lines per resource (default 100, at most LOGS_MAX_LINES = ${deps.config.LOGS_MAX_LINES})` },
+      {
+        name: 'logSize',
+        description: `maximum number of lines per resource (default 100, at most LOGS_MAX_LINES = ${deps.config.LOGS_MAX_LINES})`,
+      },
       { name: 'from', description: 'offset from the start of each log (default 0)' },
     ],
     response: z.array(JobLogEntry),

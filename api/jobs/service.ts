@@ -15,7 +15,16 @@ import { checkUploads, discardUploads, storeUploads } from '../artifacts';
 import { checkCluster } from '../clusters/quota';
 import type { ApiDeps } from '../deps';
 import { conflict, notFound, workflowUpdate } from '../errors';
-import { arrayParam, enumArrayParam, findPage, intParam, parseListQuery, searchFilter, tagsFilter, type Page } from '../list';
+import {
+  arrayParam,
+  enumArrayParam,
+  findPage,
+  intParam,
+  parseListQuery,
+  searchFilter,
+  tagsFilter,
+  type Page,
+} from '../list';
 import { toJob } from '../resources';
 import type { Files } from '../routing';
 import { checkMainResource, parseMaxRetries, sparkSpecOf } from '../spark-form';
@@ -50,7 +59,11 @@ export function jobStartOptions(taskQueue: string, jobId: string, input: JobWork
     taskQueue,
     args: [input] as [JobWorkflowInput],
     workflowIdConflictPolicy: 'FAIL' as const,
-    searchAttributes: { [SearchAttr.jobId]: [jobId], [SearchAttr.clusterName]: [input.spec.clusterName], [SearchAttr.jobType]: ['SINGLE'] },
+    searchAttributes: {
+      [SearchAttr.jobId]: [jobId],
+      [SearchAttr.clusterName]: [input.spec.clusterName],
+      [SearchAttr.jobType]: ['SINGLE'],
+    },
   };
 }
 
@@ -63,7 +76,8 @@ export async function getJob({ store }: Pick<ApiDeps, 'store'>, jobId: string): 
 /** A single job that still runs: instances of a group are handled through their group. */
 async function runningSingleJob(deps: ApiDeps, jobId: string, action: string): Promise<Job> {
   const job = await getJob(deps, jobId);
-  if (job.jobType !== JobType.SINGLE) throw conflict(`job '${jobId}' is an instance of group '${job.groupId}'; ${action} it through the group`);
+  if (job.jobType !== JobType.SINGLE)
+    throw conflict(`job '${jobId}' is an instance of group '${job.groupId}'; ${action} it through the group`);
   if (isTerminal(job.state)) throw conflict(`job '${jobId}' is already ${job.state}`);
   return job;
 }
@@ -81,7 +95,10 @@ export async function submitJob(deps: ApiDeps, body: JobSubmitForm, files: Files
   try {
     checkUploads(files);
     const jobId = randomUUID().replace(/-/g, '');
-    const names = { jars: (files.jars ?? []).map((f) => f.originalFilename), pyFiles: (files.pyFiles ?? []).map((f) => f.originalFilename) };
+    const names = {
+      jars: (files.jars ?? []).map((f) => f.originalFilename),
+      pyFiles: (files.pyFiles ?? []).map((f) => f.originalFilename),
+    };
     const draft = sparkSpecOf(body.name, body, { jars: [], files: [], pyFiles: [] });
     checkMainResource(draft, names);
     const maxRetries = parseMaxRetries(body.maxRetries);
@@ -133,8 +150,10 @@ export async function stopJob(deps: ApiDeps, jobId: string): Promise<void> {
 /** Only a single job that has ended may go; an instance goes with its group. */
 export async function deleteJob(deps: ApiDeps, jobId: string): Promise<void> {
   const job = await getJob(deps, jobId);
-  if (job.jobType !== JobType.SINGLE) throw conflict(`job '${job.jobId}' is an instance of group '${job.groupId}'; it goes with the group`);
-  if (!isTerminal(job.state)) throw conflict(`job '${job.jobId}' is ${job.state}; cancel or stop it before deleting it`);
+  if (job.jobType !== JobType.SINGLE)
+    throw conflict(`job '${job.jobId}' is an instance of group '${job.groupId}'; it goes with the group`);
+  if (!isTerminal(job.state))
+    throw conflict(`job '${job.jobId}' is ${job.state}; cancel or stop it before deleting it`);
   await deps.temporal.workflow.execute(deleteJobWorkflow, {
     workflowId: `delete/${jobWorkflowId(job.jobId)}`,
     taskQueue: deps.config.TASK_QUEUE,

@@ -45,7 +45,11 @@ export const scheduleRoutes = (deps: ApiDeps) => [
       ...LIST_QUERY,
       { name: 'scheduleStates', description: 'ENABLED, DISABLED, PAUSED (default ENABLED)', array: true },
       { name: 'scheduleCrons', description: 'cron expressions', array: true },
-      { name: 'jobStates', description: 'states of the listed jobs of each schedule (default SUBMITTED, STARTING, READY, BUSY)', array: true },
+      {
+        name: 'jobStates',
+        description: 'states of the listed jobs of each schedule (default SUBMITTED, STARTING, READY, BUSY)',
+        array: true,
+      },
       { name: 'clusterNames', description: 'cluster names', array: true },
       { name: 'tags', description: 'key1=value1;key2=value2' },
     ],

@@ -4,7 +4,14 @@
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Document } from 'mongodb';
-import { formatTags, parseArgs, parseJobConfig, parsePackages, parsePyRequirements, parseTags } from '../../domain/delimited';
+import {
+  formatTags,
+  parseArgs,
+  parseJobConfig,
+  parsePackages,
+  parsePyRequirements,
+  parseTags,
+} from '../../domain/delimited';
 import { scheduleKeeperWorkflowId, SearchAttr } from '../../domain/ids';
 import { parseMemorySettings } from '../../domain/memory';
 import type { Schedule } from '../../domain/resources';
@@ -26,7 +33,16 @@ import { checkUploads, discardUploads, storeUploads } from '../artifacts';
 import { checkCluster } from '../clusters/quota';
 import type { ApiDeps } from '../deps';
 import { notFound, workflowUpdate } from '../errors';
-import { arrayParam, enumArrayParam, findPage, parseListQuery, resourceOf, searchFilter, tagsFilter, type Page } from '../list';
+import {
+  arrayParam,
+  enumArrayParam,
+  findPage,
+  parseListQuery,
+  resourceOf,
+  searchFilter,
+  tagsFilter,
+  type Page,
+} from '../list';
 import { releaseName, reserveName } from '../names';
 import { toJob } from '../resources';
 import type { Files } from '../routing';
@@ -59,7 +75,8 @@ const handle = ({ temporal }: Pick<ApiDeps, 'temporal'>, id: string) =>
   temporal.workflow.getHandle<typeof scheduleWorkflow>(scheduleKeeperWorkflowId(id));
 
 /** A keeper that no longer runs means a deleted schedule. */
-const scheduleUpdate = (id: string, fn: () => Promise<unknown>) => workflowUpdate(fn, () => notFound(`schedule '${id}' does not exist`));
+const scheduleUpdate = (id: string, fn: () => Promise<unknown>) =>
+  workflowUpdate(fn, () => notFound(`schedule '${id}' does not exist`));
 
 export async function getSchedule(deps: ApiDeps, scheduleId: string): Promise<Schedule> {
   return withJobs(deps, await getScheduleDoc(deps, scheduleId));
@@ -72,7 +89,10 @@ export async function getScheduleByName(deps: ApiDeps, name: string): Promise<Sc
 }
 
 export async function listSchedules(deps: ApiDeps, query: Query): Promise<Page<Schedule>> {
-  const lq = parseListQuery(query, ['name', 'createdTime', 'state', 'cron', 'clusterName'], deps.config.MAX_PAGE_SIZE, ['createdTime', -1]);
+  const lq = parseListQuery(query, ['name', 'createdTime', 'state', 'cron', 'clusterName'], deps.config.MAX_PAGE_SIZE, [
+    'createdTime',
+    -1,
+  ]);
   const states = enumArrayParam(query, 'scheduleStates', SCHEDULE_STATES, [ScheduleState.ENABLED])!;
   const crons = arrayParam(query, 'scheduleCrons');
   const clusters = arrayParam(query, 'clusterNames');
@@ -134,7 +154,11 @@ export function scheduleStartOptions(config: Config, input: ScheduleWorkflowInpu
 }
 
 /** Checks cron, window, main resource and the cluster's limits, reserves the name, starts the keeper. */
-export async function createSchedule(deps: ApiDeps, body: ScheduleCreateForm, files: Files): Promise<{ scheduleId: string }> {
+export async function createSchedule(
+  deps: ApiDeps,
+  body: ScheduleCreateForm,
+  files: Files,
+): Promise<{ scheduleId: string }> {
   const { store, temporal, config } = deps;
   try {
     checkUploads(files);
@@ -144,7 +168,10 @@ export async function createSchedule(deps: ApiDeps, body: ScheduleCreateForm, fi
     const endTime = timeOf('endTime', body.endTime) ?? undefined;
     checkWindow(startTime, endTime, now);
     const draft = sparkSpecOf(body.name, body, { jars: [], files: [], pyFiles: [] });
-    checkMainResource(draft, { jars: (files.jars ?? []).map((f) => f.originalFilename), pyFiles: (files.pyFiles ?? []).map((f) => f.originalFilename) });
+    checkMainResource(draft, {
+      jars: (files.jars ?? []).map((f) => f.originalFilename),
+      pyFiles: (files.pyFiles ?? []).map((f) => f.originalFilename),
+    });
     const maxRetries = parseMaxRetries(body.maxRetries);
     await checkCluster(store, draft);
     const id = randomUUID().replace(/-/g, '');
@@ -155,7 +182,10 @@ export async function createSchedule(deps: ApiDeps, body: ScheduleCreateForm, fi
       const input: ScheduleWorkflowInput = { schedule, spec, taskQueue: config.TASK_QUEUE };
       await scheduleUpdate(id, () =>
         temporal.workflow.executeUpdateWithStart(acceptedScheduleUpdate, {
-          startWorkflowOperation: new WithStartWorkflowOperation<typeof scheduleWorkflow>('scheduleWorkflow', scheduleStartOptions(config, input)),
+          startWorkflowOperation: new WithStartWorkflowOperation<typeof scheduleWorkflow>(
+            'scheduleWorkflow',
+            scheduleStartOptions(config, input),
+          ),
         }),
       );
       return { scheduleId: id };
@@ -183,7 +213,9 @@ function schedulePatchOf(body: ScheduleUpdateForm, d: Document): ScheduleSetting
     ...(body.cron !== undefined ? { cron: checkCron(body.cron) } : {}),
     ...(body.args !== undefined ? { args: parseArgs('args', body.args) } : {}),
     ...(body.jobClass !== undefined ? { jobClass: body.jobClass } : {}),
-    ...(body.pyRequirements !== undefined ? { pyRequirements: parsePyRequirements('pyRequirements', body.pyRequirements) } : {}),
+    ...(body.pyRequirements !== undefined
+      ? { pyRequirements: parsePyRequirements('pyRequirements', body.pyRequirements) }
+      : {}),
     ...(body.packages !== undefined ? { packages: parsePackages('packages', body.packages) } : {}),
     ...(startTime !== undefined ? { startTime } : {}),
     ...(endTime !== undefined ? { endTime } : {}),
@@ -193,7 +225,12 @@ function schedulePatchOf(body: ScheduleUpdateForm, d: Document): ScheduleSetting
 }
 
 /** Changes apply from the next run. */
-export async function updateSchedule(deps: ApiDeps, scheduleId: string, body: ScheduleUpdateForm, files: Files): Promise<void> {
+export async function updateSchedule(
+  deps: ApiDeps,
+  scheduleId: string,
+  body: ScheduleUpdateForm,
+  files: Files,
+): Promise<void> {
   const { store, config } = deps;
   try {
     checkUploads(files);

@@ -9,7 +9,9 @@ export function checkCron(cron: string): string {
   if (/^@every\s+\d+[smhd]$/.test(c)) return c;
   const fields = c.split(' ');
   if (fields.length !== 5) {
-    throw conflict(`cron: '${cron}' has ${fields.length} fields; a cron expression has 5: minute hour day-of-month month day-of-week (e.g. '*/5 * * * *')`);
+    throw conflict(
+      `cron: '${cron}' has ${fields.length} fields; a cron expression has 5: minute hour day-of-month month day-of-week (e.g. '*/5 * * * *')`,
+    );
   }
   try {
     CronExpressionParser.parse(c);
@@ -29,6 +31,8 @@ export function timeOf(field: string, s: string | undefined): number | null | un
 
 /** A window must leave room for at least one run. */
 export function checkWindow(startTime: number | undefined, endTime: number | undefined, now: number): void {
-  if (endTime !== undefined && endTime <= now) throw conflict(`endTime: ${endTime} is in the past; no run could happen`);
-  if (startTime !== undefined && endTime !== undefined && endTime <= startTime) throw conflict('endTime: must be after startTime');
+  if (endTime !== undefined && endTime <= now)
+    throw conflict(`endTime: ${endTime} is in the past; no run could happen`);
+  if (startTime !== undefined && endTime !== undefined && endTime <= startTime)
+    throw conflict('endTime: must be after startTime');
 }

@@ -7,7 +7,13 @@ import { PassThrough } from 'node:stream';
 import type { Predicate } from './catalog';
 import type { ChangeFeed, FeedEvent } from './feed';
 
-export function sse(ctx: Context, feed: ChangeFeed, match: Predicate, event: string, render: (d: Document) => unknown): void {
+export function sse(
+  ctx: Context,
+  feed: ChangeFeed,
+  match: Predicate,
+  event: string,
+  render: (d: Document) => unknown,
+): void {
   const body = new PassThrough();
   const send = (e: FeedEvent) => {
     if (match(e.doc)) body.write(`id: ${e.id}\nevent: ${event}\ndata: ${JSON.stringify(render(e.doc))}\n\n`);
@@ -16,7 +22,12 @@ export function sse(ctx: Context, feed: ChangeFeed, match: Predicate, event: str
   const unsubscribe = lastId ? feed.resume(lastId, send) : feed.subscribe(send);
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
-  ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+  ctx.set({
+    'Content-Type': 'text/event-stream',
+    'Cache-Control': 'no-cache',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
   ctx.status = 200;
   ctx.body = body;
   body.write(': connected\n\n');

@@ -52,12 +52,17 @@ const results = new Map<string, { jobInstanceId: string; result: string | null; 
 
 type Job = { jobId: string; state: string };
 const getGroup = async (id = groupId, q = '') => (await call(h, 'GET', `/group/${id}${q}`)).body;
-const instances = async (id = groupId, states = 'STARTING,READY,BUSY') => (await getGroup(id, `?jobStates=${states}`)).jobs as Job[];
+const instances = async (id = groupId, states = 'STARTING,READY,BUSY') =>
+  (await getGroup(id, `?jobStates=${states}`)).jobs as Job[];
 const waitReady = (n: number, id = groupId, timeoutMs = 180_000) =>
-  eventually(async () => {
-    const live = await instances(id);
-    return live.length === n && live.every((j) => j.state === 'READY') ? live : undefined;
-  }, timeoutMs, 500);
+  eventually(
+    async () => {
+      const live = await instances(id);
+      return live.length === n && live.every((j) => j.state === 'READY') ? live : undefined;
+    },
+    timeoutMs,
+    500,
+  );
 const execute = (body: unknown, id = groupId) => call(h, 'POST', `/group/${id}/job/execute`, body);
 
 beforeAll(async () => {
@@ -67,13 +72,24 @@ beforeAll(async () => {
     'POST',
     '/group',
     form(
-      { name: 'warm-python', description: 'two warm drivers', language: 'PYTHON', scale: '2', tags: 'team=ml', jobConfig: 'spark.sql.shuffle.partitions=2', driverMemory: '512m' },
+      {
+        name: 'warm-python',
+        description: 'two warm drivers',
+        language: 'PYTHON',
+        scale: '2',
+        tags: 'team=ml',
+        jobConfig: 'spark.sql.shuffle.partitions=2',
+        driverMemory: '512m',
+      },
       { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] },
     ),
   );
   expect(r.status).toBe(200);
   groupId = r.body.groupId;
-  socket = ioClient(h.url.replace('/api/v1', '') + '/group-job-results', { transports: ['websocket'], query: { groupIds: groupId } });
+  socket = ioClient(h.url.replace('/api/v1', '') + '/group-job-results', {
+    transports: ['websocket'],
+    query: { groupIds: groupId },
+  });
   socket.on('jobInstanceResult', (res: { jobInstanceId: string; result: string | null; endTime?: number }) => {
     if (res.endTime) results.set(res.jobInstanceId, res);
   });
@@ -87,7 +103,16 @@ afterAll(async () => {
 describe('a PYTHON group of interactive drivers', () => {
   it('is readable at once, then brings both instances to READY', async () => {
     const g = await getGroup();
-    expect(g).toMatchObject({ id: groupId, name: 'warm-python', kind: 'JOB', language: 'PYTHON', state: 'ACTIVE', scale: 2, tags: 'team=ml', autoPause: false });
+    expect(g).toMatchObject({
+      id: groupId,
+      name: 'warm-python',
+      kind: 'JOB',
+      language: 'PYTHON',
+      state: 'ACTIVE',
+      scale: 2,
+      tags: 'team=ml',
+      autoPause: false,
+    });
     expect(g.jobConfig).toEqual({ 'spark.sql.shuffle.partitions': '2' });
     const ready = await waitReady(2);
     expect(ready.every((j) => j.state === 'READY')).toBe(true);
@@ -98,7 +123,13 @@ describe('a PYTHON group of interactive drivers', () => {
   it('executes a job class that uses Spark and returns the computed value', async () => {
     const r = await execute({ type: 'interactive_job_execute', jobClass: 'jobs.SquareSum', jobConfig: { n: '1000' } });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ groupId, jobClass: 'jobs.SquareSum', result: '333833500', error: null, jobConfig: { n: '1000' } });
+    expect(r.body).toMatchObject({
+      groupId,
+      jobClass: 'jobs.SquareSum',
+      result: '333833500',
+      error: null,
+      jobConfig: { n: '1000' },
+    });
     const live = await instances();
     expect(live.map((j) => j.jobId)).toContain(r.body.jobId);
     expect(r.body.endTime).toBeGreaterThanOrEqual(r.body.startTime);
@@ -109,13 +140,18 @@ describe('a PYTHON group of interactive drivers', () => {
   it('delivers ten submitted executions on the result stream', async () => {
     const ids = await Promise.all(
       Array.from({ length: 10 }, async (_, i) => {
-        const r = await call(h, 'POST', `/group/${groupId}/job/submit`, { jobClass: 'jobs.Echo', jobConfig: { say: `hello-${i}` } });
+        const r = await call(h, 'POST', `/group/${groupId}/job/submit`, {
+          jobClass: 'jobs.Echo',
+          jobConfig: { say: `hello-${i}` },
+        });
         expect(r.status).toBe(200);
         return r.body.jobInstanceId as string;
       }),
     );
     await eventually(async () => ids.every((id) => results.has(id)), 60_000);
-    expect(ids.map((id) => results.get(id)!.result).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `hello-${i}`).sort());
+    expect(ids.map((id) => results.get(id)!.result).sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => `hello-${i}`).sort(),
+    );
     const listed = await call(h, 'GET', `/group/${groupId}/job/result?size=100&search=Echo`);
     expect(listed.body.totalElements).toBe(10);
   });
@@ -136,13 +172,17 @@ describe('a PYTHON group of interactive drivers', () => {
     expect((await execute({ jobConfig: {} })).status).toBe(409);
     expect((await execute({ type: 'interactive_code_execute', code: '1+1' })).status).toBe(409);
     expect((await execute({ jobClass: 'jobs.Echo', jobConfig: 'x' })).status).toBe(409);
-    expect((await call(h, 'POST', `/group/${groupId}/job/execute`, '{bad', { 'content-type': 'application/json' })).status).toBe(400);
+    expect(
+      (await call(h, 'POST', `/group/${groupId}/job/execute`, '{bad', { 'content-type': 'application/json' })).status,
+    ).toBe(400);
     expect((await call(h, 'POST', `/group/${groupId}/rescale/abc`)).status).toBe(409);
     expect((await call(h, 'POST', `/group/${groupId}/rescale/1000`)).status).toBe(402);
     expect((await call(h, 'POST', '/group/nope/rescale/1')).status).toBe(404);
     const dup = await call(h, 'POST', '/group', form({ name: 'warm-python', language: 'PYTHON' }));
     expect(dup.status).toBe(409);
-    expect((await call(h, 'POST', '/group', form({ name: 'g2', language: 'PYTHON', clusterName: 'nowhere' }))).status).toBe(404);
+    expect(
+      (await call(h, 'POST', '/group', form({ name: 'g2', language: 'PYTHON', clusterName: 'nowhere' }))).status,
+    ).toBe(404);
     expect((await call(h, 'POST', '/group', form({ name: 'g3', language: 'PYTHON', scale: '99' }))).status).toBe(402);
     expect((await call(h, 'GET', '/group/name/nothing')).status).toBe(404);
     expect((await call(h, 'GET', '/group?groupStates=GONE')).status).toBe(409);
@@ -176,7 +216,12 @@ describe('a PYTHON group of interactive drivers', () => {
 
   it('updates settings: the instances restart with them', async () => {
     const before = (await instances()).map((j) => j.jobId);
-    const u = await call(h, 'PUT', `/group/${groupId}`, form({ description: 'updated', jobConfig: 'spark.sql.shuffle.partitions=3', scale: '1' }));
+    const u = await call(
+      h,
+      'PUT',
+      `/group/${groupId}`,
+      form({ description: 'updated', jobConfig: 'spark.sql.shuffle.partitions=3', scale: '1' }),
+    );
     expect(u.status).toBe(200);
     const g = await getGroup();
     expect(g).toMatchObject({ description: 'updated', scale: 1, jobConfig: { 'spark.sql.shuffle.partitions': '3' } });
@@ -199,7 +244,8 @@ describe('a PYTHON group of interactive drivers', () => {
     // workflow went through it, and everything above kept working across the runs.
     const runs = await eventually(async () => {
       const statuses: string[] = [];
-      for await (const w of h.temporal.workflow.list({ query: `WorkflowId = 'group/${groupId}'` })) statuses.push(w.status.name);
+      for await (const w of h.temporal.workflow.list({ query: `WorkflowId = 'group/${groupId}'` }))
+        statuses.push(w.status.name);
       return statuses.includes('CONTINUED_AS_NEW') ? statuses : undefined;
     }, 10_000);
     expect(runs.length).toBeGreaterThan(1);
@@ -228,17 +274,28 @@ describe('a group with autoPause', () => {
   it('stops its drivers when idle, and an execution wakes it and waits for a driver', async () => {
     const hp = await startHarness({ env: { GROUP_IDLE_PAUSE_MS: '3000' } });
     try {
-      const r = await call(hp, 'POST', '/group', form({ name: 'sleepy', language: 'PYTHON', scale: '1', autoPause: 'true' }, { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] }));
+      const r = await call(
+        hp,
+        'POST',
+        '/group',
+        form(
+          { name: 'sleepy', language: 'PYTHON', scale: '1', autoPause: 'true' },
+          { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] },
+        ),
+      );
       expect(r.status).toBe(200);
       const id = r.body.groupId;
-      const live = async () => ((await call(hp, 'GET', `/group/${id}?jobStates=STARTING,READY,BUSY`)).body.jobs as Job[]);
+      const live = async () => (await call(hp, 'GET', `/group/${id}?jobStates=STARTING,READY,BUSY`)).body.jobs as Job[];
       await eventually(async () => (await live()).some((j) => j.state === 'READY'), 180_000, 500);
       // Idle for 3 s: the driver stops; the group stays ACTIVE.
       await eventually(async () => (await live()).length === 0, 60_000, 500);
       const g = (await call(hp, 'GET', `/group/${id}`)).body;
       expect(g).toMatchObject({ state: 'ACTIVE', autoPause: true, scale: 1 });
       // The next execution waits for a new driver instead of failing.
-      const e = await call(hp, 'POST', `/group/${id}/job/execute`, { jobClass: 'jobs.Echo', jobConfig: { say: 'awake' } });
+      const e = await call(hp, 'POST', `/group/${id}/job/execute`, {
+        jobClass: 'jobs.Echo',
+        jobConfig: { say: 'awake' },
+      });
       expect(e.status).toBe(200);
       expect(e.body.result).toBe('awake');
       expect((await call(hp, 'DELETE', `/group/${id}`)).status).toBe(200);

@@ -41,10 +41,14 @@ spark.stop()
 
 const getJob = async (jobId: string) => (await call(h, 'GET', `/job/${jobId}`)).body;
 const waitState = (jobId: string, states: string[], timeoutMs = 120_000) =>
-  eventually(async () => {
-    const j = await getJob(jobId);
-    return states.includes(j.state) ? j : undefined;
-  }, timeoutMs, 300);
+  eventually(
+    async () => {
+      const j = await getJob(jobId);
+      return states.includes(j.state) ? j : undefined;
+    },
+    timeoutMs,
+    300,
+  );
 
 describe('single jobs on the local cluster', () => {
   it('runs a PySpark application to FINISHED, streams every state in order and shows its output in the logs', async () => {
@@ -69,7 +73,15 @@ describe('single jobs on the local cluster', () => {
     const jobId = r.body.jobId;
     // Read-your-writes: the id is readable as soon as submit returns.
     const first = await getJob(jobId);
-    expect(first).toMatchObject({ jobId, jobName: 'sum-of-squares', jobType: 'SINGLE', language: 'PYTHON', tags: 'team=data;env=test', attempt: 1, maxRetries: 0 });
+    expect(first).toMatchObject({
+      jobId,
+      jobName: 'sum-of-squares',
+      jobType: 'SINGLE',
+      language: 'PYTHON',
+      tags: 'team=data;env=test',
+      attempt: 1,
+      maxRetries: 0,
+    });
     const done = await waitState(jobId, ['FINISHED', 'FAILED']);
     expect(done.state).toBe('FINISHED');
     expect(done.appId).toMatch(/^local-\d+/);
@@ -91,7 +103,11 @@ describe('single jobs on the local cluster', () => {
     // The default list shows live jobs only; asking for FINISHED finds it.
     const live = await call(h, 'GET', '/job');
     expect(live.body.content.map((j: { jobId: string }) => j.jobId)).not.toContain(jobId);
-    const finished = await call(h, 'GET', '/job?jobStates=FINISHED,FAILED&tags=team=data&jobTypes=SINGLE&search=squares');
+    const finished = await call(
+      h,
+      'GET',
+      '/job?jobStates=FINISHED,FAILED&tags=team=data&jobTypes=SINGLE&search=squares',
+    );
     expect(finished.body.content.map((j: { jobId: string }) => j.jobId)).toContain(jobId);
   });
 
@@ -111,13 +127,22 @@ public class CountJob {
     );
     // Not execFileSync: javac takes seconds, and an event loop blocked longer than the server's keep-alive
     // timeout makes the next request on a kept-alive connection fail with ECONNRESET.
-    await promisify(execFile)('javac', ['-cp', path.join(h.config.SPARK_HOME, 'jars', '*'), '-d', dir, path.join(dir, 'CountJob.java')]);
+    await promisify(execFile)('javac', [
+      '-cp',
+      path.join(h.config.SPARK_HOME, 'jars', '*'),
+      '-d',
+      dir,
+      path.join(dir, 'CountJob.java'),
+    ]);
     await promisify(execFile)('jar', ['cf', path.join(dir, 'count.jar'), '-C', dir, 'CountJob.class']);
     const r = await call(
       h,
       'POST',
       '/job/submit',
-      form({ name: 'scala-count', jobClass: 'CountJob', args: '3000' }, { jars: [{ name: 'count.jar', content: readFileSync(path.join(dir, 'count.jar')) }] }),
+      form(
+        { name: 'scala-count', jobClass: 'CountJob', args: '3000' },
+        { jars: [{ name: 'count.jar', content: readFileSync(path.join(dir, 'count.jar')) }] },
+      ),
     );
     expect(r.status).toBe(200);
     const done = await waitState(r.body.jobId, ['FINISHED', 'FAILED']);
@@ -131,7 +156,10 @@ public class CountJob {
       h,
       'POST',
       '/job/submit',
-      form({ name: 'always-fails', language: 'PYTHON', jobClass: 'boom', maxRetries: '2' }, { pyFiles: [{ name: 'boom.py', content: 'raise ValueError("broken on purpose")\n' }] }),
+      form(
+        { name: 'always-fails', language: 'PYTHON', jobClass: 'boom', maxRetries: '2' },
+        { pyFiles: [{ name: 'boom.py', content: 'raise ValueError("broken on purpose")\n' }] },
+      ),
     );
     expect(r.status).toBe(200);
     const done = await waitState(r.body.jobId, ['FINISHED', 'FAILED'], 150_000);
@@ -149,7 +177,18 @@ public class CountJob {
       h,
       'POST',
       '/job/submit',
-      form({ name: 'long', language: 'PYTHON', jobClass: 'sleepy', args: marker }, { pyFiles: [{ name: 'sleepy.py', content: 'import time, sys\nfrom pyspark.sql import SparkSession\nSparkSession.builder.getOrCreate()\nprint("started", flush=True)\ntime.sleep(600)\n' }] }),
+      form(
+        { name: 'long', language: 'PYTHON', jobClass: 'sleepy', args: marker },
+        {
+          pyFiles: [
+            {
+              name: 'sleepy.py',
+              content:
+                'import time, sys\nfrom pyspark.sql import SparkSession\nSparkSession.builder.getOrCreate()\nprint("started", flush=True)\ntime.sleep(600)\n',
+            },
+          ],
+        },
+      ),
     );
     const jobId = r.body.jobId;
     await waitState(jobId, ['BUSY']);
@@ -177,7 +216,18 @@ public class CountJob {
       h,
       'POST',
       '/job/submit',
-      form({ name: 'stoppable', language: 'PYTHON', jobClass: 'sleepy2' }, { pyFiles: [{ name: 'sleepy2.py', content: 'import time\nfrom pyspark.sql import SparkSession\nSparkSession.builder.getOrCreate()\ntime.sleep(600)\n' }] }),
+      form(
+        { name: 'stoppable', language: 'PYTHON', jobClass: 'sleepy2' },
+        {
+          pyFiles: [
+            {
+              name: 'sleepy2.py',
+              content:
+                'import time\nfrom pyspark.sql import SparkSession\nSparkSession.builder.getOrCreate()\ntime.sleep(600)\n',
+            },
+          ],
+        },
+      ),
     );
     await waitState(r.body.jobId, ['BUSY']);
     expect((await call(h, 'DELETE', `/job/${r.body.jobId}`)).status).toBe(409);
@@ -209,11 +259,25 @@ describe('job submission: client mistakes', () => {
 
   it('answers 409 for a SCALA job without a jar, 404 for an unknown cluster, 402 above the quota, 400 for a non-form body', async () => {
     expect((await call(h, 'POST', '/job/submit', form({ name: 'x', jobClass: 'Main' }))).body.message).toMatch(/jars/);
-    const nf = await call(h, 'POST', '/job/submit', form({ name: 'x', language: 'PYTHON', jobClass: 'main', clusterName: 'nowhere' }, py));
+    const nf = await call(
+      h,
+      'POST',
+      '/job/submit',
+      form({ name: 'x', language: 'PYTHON', jobClass: 'main', clusterName: 'nowhere' }, py),
+    );
     expect(nf.status).toBe(404);
     expect(nf.body.message).toMatch(/nowhere/);
-    await call(h, 'POST', '/cluster', { name: 'tiny', type: 'local', resourceQuota: { limitsCpu: '1', limitsMemory: '1Gi' } });
-    const q = await call(h, 'POST', '/job/submit', form({ name: 'x', language: 'PYTHON', jobClass: 'main', clusterName: 'tiny', driverCores: '4' }, py));
+    await call(h, 'POST', '/cluster', {
+      name: 'tiny',
+      type: 'local',
+      resourceQuota: { limitsCpu: '1', limitsMemory: '1Gi' },
+    });
+    const q = await call(
+      h,
+      'POST',
+      '/job/submit',
+      form({ name: 'x', language: 'PYTHON', jobClass: 'main', clusterName: 'tiny', driverCores: '4' }, py),
+    );
     expect(q.status).toBe(402);
     expect(q.body.message).toMatch(/CPU/);
     const bad = await call(h, 'POST', '/job/submit', 'name=x', { 'content-type': 'text/plain' });

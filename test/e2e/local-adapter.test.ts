@@ -74,12 +74,17 @@ const write = (rel: string, content: string): string => {
 };
 
 const untilFinal = (id: string, a: ClusterAdapter = adapter): Promise<DriverStatus> =>
-  eventually(async () => {
-    const s = await a.status(id);
-    return isFinalPhase(s.phase) && s;
-  }, 150_000, 250);
+  eventually(
+    async () => {
+      const s = await a.status(id);
+      return isFinalPhase(s.phase) && s;
+    },
+    150_000,
+    250,
+  );
 
-const allLines = async (id: string): Promise<string[]> => (await adapter.logs(id, { from: 0, size: 1_000_000 }))[0]?.log ?? [];
+const allLines = async (id: string): Promise<string[]> =>
+  (await adapter.logs(id, { from: 0, size: 1_000_000 }))[0]?.log ?? [];
 
 /** Pids whose command line contains the marker (pgrep exits 1 when there are none). */
 const pgrep = (pattern: string): number[] => {
@@ -111,7 +116,7 @@ const processTree = (root: number): number[] => {
     }
   }
   const tree = [root];
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const [pid, ppid] of parent) {
       if (tree.includes(ppid) && !tree.includes(pid)) {
@@ -152,7 +157,9 @@ describe.concurrent('local adapter: real spark-submit runs', () => {
     const command = JSON.parse(readFileSync(path.join(config.DRIVER_DIR, id, DRIVER_FILES.command), 'utf8'));
     // jobConfig wins over memorySettings, and spark-submit gets the winner as --driver-memory.
     expect(command.argv).toContain('spark.driver.memory=700m');
-    expect(command.argv.slice(command.argv.indexOf('--driver-memory'), command.argv.indexOf('--driver-memory') + 2)).toEqual(['--driver-memory', '700m']);
+    expect(
+      command.argv.slice(command.argv.indexOf('--driver-memory'), command.argv.indexOf('--driver-memory') + 2),
+    ).toEqual(['--driver-memory', '700m']);
     expect(command.argv.slice(-2)).toEqual([main, '1000']);
 
     const done = await untilFinal(id);
@@ -175,7 +182,8 @@ describe.concurrent('local adapter: real spark-submit runs', () => {
       log: lines.slice(10, 15),
     });
     const pages: string[] = [];
-    for (let from = 0; from < lines.length; from += 7) pages.push(...(await adapter.logs(id, { from, size: 7 }))[0].log);
+    for (let from = 0; from < lines.length; from += 7)
+      pages.push(...(await adapter.logs(id, { from, size: 7 }))[0].log);
     expect(pages).toEqual(lines);
     expect((await adapter.logs(id, { from: lines.length + 3, size: 10 }))[0]).toMatchObject({ logSize: 0, log: [] });
 
@@ -203,24 +211,54 @@ public class SumJob {
 }
 `,
     );
-    write('scala-src/demo/Helper.java', 'package demo;\npublic class Helper { public static String label() { return "JVM_RESULT"; } }\n');
+    write(
+      'scala-src/demo/Helper.java',
+      'package demo;\npublic class Helper { public static String label() { return "JVM_RESULT"; } }\n',
+    );
     const classes = path.join(tmp, 'scala-classes');
-    await run('javac', ['-cp', path.join(config.SPARK_HOME, 'jars', '*'), '-d', classes, path.join(src, 'demo/SumJob.java'), path.join(src, 'demo/Helper.java')]);
+    await run('javac', [
+      '-cp',
+      path.join(config.SPARK_HOME, 'jars', '*'),
+      '-d',
+      classes,
+      path.join(src, 'demo/SumJob.java'),
+      path.join(src, 'demo/Helper.java'),
+    ]);
     const mainJar = path.join(tmp, 'sumjob.jar');
     const helperJar = path.join(tmp, 'helper.jar');
     await run('jar', ['cf', mainJar, '-C', classes, 'demo/SumJob.class']);
     await run('jar', ['cf', helperJar, '-C', classes, 'demo/Helper.class']);
 
     const id = 'job-scala-1';
-    await adapter.launch(spec(id, { language: 'SCALA', jobClass: 'demo.SumJob', args: ['1000'], artifacts: { jars: [mainJar, helperJar], files: [], pyFiles: [] } }));
+    await adapter.launch(
+      spec(id, {
+        language: 'SCALA',
+        jobClass: 'demo.SumJob',
+        args: ['1000'],
+        artifacts: { jars: [mainJar, helperJar], files: [], pyFiles: [] },
+      }),
+    );
     const done = await untilFinal(id);
-    expect(done, (await allLines(id)).slice(-30).join('\n')).toMatchObject({ phase: 'SUCCEEDED', exitCode: 0, appId: expect.stringMatching(/^local-\d+$/) });
+    expect(done, (await allLines(id)).slice(-30).join('\n')).toMatchObject({
+      phase: 'SUCCEEDED',
+      exitCode: 0,
+      appId: expect.stringMatching(/^local-\d+$/),
+    });
     expect(await allLines(id)).toContain('JVM_RESULT=333833500');
   });
 
-  it('records a failing application exit code and error even after the launching worker has exited', async ({ expect }) => {
+  it('records a failing application exit code and error even after the launching worker has exited', async ({
+    expect,
+  }) => {
     const marker = randomUUID().slice(0, 8);
-    const main = write('fail/failing.py', ['from pyspark.sql import SparkSession', 'spark = SparkSession.builder.getOrCreate()', `raise ValueError("boom-${marker}")`].join('\n'));
+    const main = write(
+      'fail/failing.py',
+      [
+        'from pyspark.sql import SparkSession',
+        'spark = SparkSession.builder.getOrCreate()',
+        `raise ValueError("boom-${marker}")`,
+      ].join('\n'),
+    );
     const id = 'job-fail-1';
     // A separate Node process launches and exits at once: the driver must outlive it and still record its end.
     const script = write(
@@ -231,7 +269,9 @@ console.log(JSON.stringify(await createLocalAdapter(config).launch(spec)));
 `,
     );
     const s = spec(id, { jobClass: main, artifacts: { jars: [], files: [], pyFiles: [] } });
-    const { stdout } = await run(path.join(ROOT, 'node_modules/.bin/tsx'), [script], { env: { ...process.env, LAUNCH_INPUT: JSON.stringify({ config, spec: s }) } });
+    const { stdout } = await run(path.join(ROOT, 'node_modules/.bin/tsx'), [script], {
+      env: { ...process.env, LAUNCH_INPUT: JSON.stringify({ config, spec: s }) },
+    });
     expect(['PENDING', 'RUNNING']).toContain(JSON.parse(stdout.trim().split('\n').pop()!).phase);
 
     const done = await untilFinal(id);
@@ -264,7 +304,10 @@ console.log(JSON.stringify(await createLocalAdapter(config).launch(spec)));
     await eventually(async () => (await allLines(id)).includes('READY'), 120_000, 250);
     // One wrapper shell, one JVM, one Python driver process; a restarted worker (a new adapter) sees it running.
     expect(pgrep(`org.apache.spark.deploy.SparkSubmit.*${marker}`)).toHaveLength(1);
-    expect(await createLocalAdapter(config).status(id)).toMatchObject({ phase: 'RUNNING', appId: expect.stringMatching(/^local-\d+$/) });
+    expect(await createLocalAdapter(config).status(id)).toMatchObject({
+      phase: 'RUNNING',
+      appId: expect.stringMatching(/^local-\d+$/),
+    });
     expect(await adapter.launch(s)).toMatchObject({ phase: 'RUNNING' });
     expect(pgrep(`org.apache.spark.deploy.SparkSubmit.*${marker}`)).toHaveLength(1);
 
@@ -295,23 +338,45 @@ console.log(JSON.stringify(await createLocalAdapter(config).launch(spec)));
     const pid = Number(readFileSync(path.join(config.DRIVER_DIR, id, DRIVER_FILES.pid), 'utf8'));
     process.kill(-pid, 'SIGKILL');
     const done = await untilFinal(id);
-    expect(done).toMatchObject({ phase: 'FAILED', message: 'driver process ended without recording an exit code (killed?)' });
+    expect(done).toMatchObject({
+      phase: 'FAILED',
+      message: 'driver process ended without recording an exit code (killed?)',
+    });
     expect(done.exitCode).toBeUndefined();
   });
 
-  it('runs the runner role: runnerPath as main, pyFiles importable, spec.env in the environment', async ({ expect }) => {
-    const runner = write('runner/runner.py', ['import os, sys', 'import runner_helper', 'print("ENV=" + os.environ["RUNNER_TEST_VAR"])', 'print("HELPER=" + runner_helper.NAME)', 'print("PY=" + sys.executable)'].join('\n'));
+  it('runs the runner role: runnerPath as main, pyFiles importable, spec.env in the environment', async ({
+    expect,
+  }) => {
+    const runner = write(
+      'runner/runner.py',
+      [
+        'import os, sys',
+        'import runner_helper',
+        'print("ENV=" + os.environ["RUNNER_TEST_VAR"])',
+        'print("HELPER=" + runner_helper.NAME)',
+        'print("PY=" + sys.executable)',
+      ].join('\n'),
+    );
     const helper = write('runner/pyfiles/runner_helper.py', 'NAME = "helper-ok"\n');
     const id = 'inst-runner-1';
     const a = createLocalAdapter(config, { runnerPath: runner });
-    await a.launch(spec(id, { jobClass: undefined, artifacts: { jars: [], files: [], pyFiles: [helper] } }, { role: 'runner', env: { RUNNER_TEST_VAR: 'from-spec-env' } }));
+    await a.launch(
+      spec(
+        id,
+        { jobClass: undefined, artifacts: { jars: [], files: [], pyFiles: [helper] } },
+        { role: 'runner', env: { RUNNER_TEST_VAR: 'from-spec-env' } },
+      ),
+    );
     const done = await untilFinal(id, a);
     const lines = await allLines(id);
     expect(done.phase, lines.slice(-20).join('\n')).toBe('SUCCEEDED');
     expect(lines).toEqual(expect.arrayContaining(['ENV=from-spec-env', 'HELPER=helper-ok', `PY=${config.PYTHON}`]));
   });
 
-  it('installs pyRequirements into a cached venv that still sees pyspark; a pip failure is an error', async ({ expect }) => {
+  it('installs pyRequirements into a cached venv that still sees pyspark; a pip failure is an error', async ({
+    expect,
+  }) => {
     // An offline wheel, built by the stack's Python: pip installs it without an index.
     const wheel = path.join(tmp, 'wheels', 'sohelper-0.1-py3-none-any.whl');
     mkdirSync(path.dirname(wheel), { recursive: true });
@@ -329,9 +394,18 @@ with zipfile.ZipFile(${JSON.stringify(wheel)}, 'w') as z:
     expect(readdirSync(path.join(config.STACK_DIR, 'pyenvs'))).toHaveLength(1);
 
     // No SparkContext needed: the driver's interpreter is what is under test (and its view of the stack's packages).
-    const main = write('req/use_req.py', ['import sys, sohelper, pyspark, temporalio', 'print("ANSWER=%d" % sohelper.answer())', 'print("PY=" + sys.executable)'].join('\n'));
+    const main = write(
+      'req/use_req.py',
+      [
+        'import sys, sohelper, pyspark, temporalio',
+        'print("ANSWER=%d" % sohelper.answer())',
+        'print("PY=" + sys.executable)',
+      ].join('\n'),
+    );
     const id = 'job-req-1';
-    await adapter.launch(spec(id, { jobClass: 'use_req', pyRequirements: [wheel], artifacts: { jars: [], files: [], pyFiles: [main] } }));
+    await adapter.launch(
+      spec(id, { jobClass: 'use_req', pyRequirements: [wheel], artifacts: { jars: [], files: [], pyFiles: [main] } }),
+    );
     const done = await untilFinal(id);
     const lines = await allLines(id);
     expect(done.phase, lines.slice(-20).join('\n')).toBe('SUCCEEDED');
@@ -340,9 +414,15 @@ with zipfile.ZipFile(${JSON.stringify(wheel)}, 'w') as z:
     expect(p1.startsWith(path.join(config.STACK_DIR, 'pyenvs'))).toBe(true);
 
     const missing = path.join(tmp, 'wheels', 'absent-0.1-py3-none-any.whl');
-    await expect(adapter.launch(spec('job-req-bad', { jobClass: 'use_req', pyRequirements: [missing], artifacts: { jars: [], files: [], pyFiles: [main] } }))).rejects.toThrow(
-      /pip install .* failed[^]*absent-0\.1/,
-    );
+    await expect(
+      adapter.launch(
+        spec('job-req-bad', {
+          jobClass: 'use_req',
+          pyRequirements: [missing],
+          artifacts: { jars: [], files: [], pyFiles: [main] },
+        }),
+      ),
+    ).rejects.toThrow(/pip install .* failed[^]*absent-0\.1/);
     expect(await adapter.status('job-req-bad')).toEqual({ phase: 'MISSING' });
   });
 
@@ -350,18 +430,39 @@ with zipfile.ZipFile(${JSON.stringify(wheel)}, 'w') as z:
     const py = write('invalid/app.py', 'print(1)\n');
     const cases: [DriverSpec, RegExp][] = [
       [spec('bad-1', { language: 'SCALA', jobClass: 'demo.Main' }), /no jar/],
-      [spec('bad-2', { language: 'SCALA', jobClass: undefined, artifacts: { jars: [py], files: [], pyFiles: [] } }), /no jobClass/],
-      [spec('bad-3', { jobClass: 'other', artifacts: { jars: [], files: [], pyFiles: [py] } }), /other is not among its pyFiles \(app\.py\)/],
+      [
+        spec('bad-2', { language: 'SCALA', jobClass: undefined, artifacts: { jars: [py], files: [], pyFiles: [] } }),
+        /no jobClass/,
+      ],
+      [
+        spec('bad-3', { jobClass: 'other', artifacts: { jars: [], files: [], pyFiles: [py] } }),
+        /other is not among its pyFiles \(app\.py\)/,
+      ],
       [spec('bad-4', { jobClass: undefined }), /no jobClass/],
-      [spec('bad-5', { jobClass: 'app', artifacts: { jars: [], files: [], pyFiles: ['relative/app.py'] } }), /not absolute/],
+      [
+        spec('bad-5', { jobClass: 'app', artifacts: { jars: [], files: [], pyFiles: ['relative/app.py'] } }),
+        /not absolute/,
+      ],
       [spec('bad-6', {}, { role: 'runner' }), /no-runner\.py does not exist/],
-      [spec('bad-7', { jobClass: 'app', pyRequirements: ['--index-url=http://example.com'], artifacts: { jars: [], files: [], pyFiles: [py] } }), /pip option/],
+      [
+        spec('bad-7', {
+          jobClass: 'app',
+          pyRequirements: ['--index-url=http://example.com'],
+          artifacts: { jars: [], files: [], pyFiles: [py] },
+        }),
+        /pip option/,
+      ],
     ];
     for (const [s, message] of cases) {
       await expect(adapter.launch(s)).rejects.toThrow(message);
       expect(existsSync(path.join(config.DRIVER_DIR, s.driverId))).toBe(false);
     }
-    await expect(adapter.launch({ ...spec('bad-8', { jobClass: 'app', artifacts: { jars: [], files: [], pyFiles: [py] } }), driverId: '../escape' })).rejects.toThrow(/invalid driverId/);
+    await expect(
+      adapter.launch({
+        ...spec('bad-8', { jobClass: 'app', artifacts: { jars: [], files: [], pyFiles: [py] } }),
+        driverId: '../escape',
+      }),
+    ).rejects.toThrow(/invalid driverId/);
   });
 
   it('makes failure messages from the log: Java exception with root cause, Py4J error', ({ expect }) => {
@@ -374,7 +475,9 @@ with zipfile.ZipFile(${JSON.stringify(wheel)}, 'w') as z:
       '\t... 3 more',
       '26/11/22 01:53:22 INFO ShutdownHookManager: Shutdown hook called',
     ];
-    expect(summarizeFailure(java)).toBe('java.lang.IllegalStateException: no input (caused by java.io.FileNotFoundException: /data/in.csv (No such file or directory))');
+    expect(summarizeFailure(java)).toBe(
+      'java.lang.IllegalStateException: no input (caused by java.io.FileNotFoundException: /data/in.csv (No such file or directory))',
+    );
     const py4j = [
       'Traceback (most recent call last):',
       '  File "/x/app.py", line 3, in <module>',
@@ -384,11 +487,19 @@ with zipfile.ZipFile(${JSON.stringify(wheel)}, 'w') as z:
       ': org.apache.spark.SparkException: Job aborted due to stage failure',
       '\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages(DAGScheduler.scala:2856)',
     ];
-    expect(summarizeFailure(py4j)).toBe('py4j.protocol.Py4JJavaError: An error occurred while calling o31.collect. org.apache.spark.SparkException: Job aborted due to stage failure');
-    expect(summarizeFailure(['26/11/22 01:53:21 ERROR SparkContext: Error initializing SparkContext.', 'bye'])).toBe('ERROR SparkContext: Error initializing SparkContext.');
-    expect(summarizeFailure(['26/11/22 02:02:32 WARN Utils: x', 'Error: Failed to load class demo.Missing.', '26/11/22 02:02:33 INFO ShutdownHookManager: bye'])).toBe(
-      'Failed to load class demo.Missing.',
+    expect(summarizeFailure(py4j)).toBe(
+      'py4j.protocol.Py4JJavaError: An error occurred while calling o31.collect. org.apache.spark.SparkException: Job aborted due to stage failure',
     );
+    expect(summarizeFailure(['26/11/22 01:53:21 ERROR SparkContext: Error initializing SparkContext.', 'bye'])).toBe(
+      'ERROR SparkContext: Error initializing SparkContext.',
+    );
+    expect(
+      summarizeFailure([
+        '26/11/22 02:02:32 WARN Utils: x',
+        'Error: Failed to load class demo.Missing.',
+        '26/11/22 02:02:33 INFO ShutdownHookManager: bye',
+      ]),
+    ).toBe('Failed to load class demo.Missing.');
     expect(summarizeFailure(['nothing', 'to see'])).toBeUndefined();
   });
 

@@ -110,12 +110,17 @@ type Job = { jobId: string; state: string; language: string };
 const getGroup = async (id: string, q = '') => (await call(h, 'GET', `/group/${id}${q}`)).body;
 const instances = async (id: string) => (await getGroup(id, '?jobStates=STARTING,READY,BUSY')).jobs as Job[];
 const waitReady = (id: string, n: number) =>
-  eventually(async () => {
-    const live = await instances(id);
-    return live.length === n && live.every((j) => j.state === 'READY') ? live : undefined;
-  }, START_MS, 500);
+  eventually(
+    async () => {
+      const live = await instances(id);
+      return live.length === n && live.every((j) => j.state === 'READY') ? live : undefined;
+    },
+    START_MS,
+    500,
+  );
 const execute = (id: string, body: unknown) => call(h, 'POST', `/group/${id}/job/execute`, body);
-const runJob = (jobClass: string, jobConfig: Record<string, unknown> = {}) => execute(jobGroup, { type: 'interactive_job_execute', jobClass, jobConfig });
+const runJob = (jobClass: string, jobConfig: Record<string, unknown> = {}) =>
+  execute(jobGroup, { type: 'interactive_job_execute', jobClass, jobConfig });
 const runCode = (code: string) => execute(codeGroup, { type: 'interactive_code_execute', code });
 
 /** Compiles `sources` (Java with javac, Scala with the scalac of pyspark's jars) into `<name>.jar`. */
@@ -132,10 +137,21 @@ function buildJar(name: string, sources: Record<string, string>, classpath: stri
   const cp = [sparkJars, ...classpath].join(path.delimiter);
   const scala = files.filter((f) => f.endsWith('.scala'));
   if (scala.length) {
-    execFileSync('java', ['-cp', sparkJars, 'scala.tools.nsc.Main', '-usejavacp', '-classpath', classpath.join(path.delimiter), '-d', classes, ...scala]);
+    execFileSync('java', [
+      '-cp',
+      sparkJars,
+      'scala.tools.nsc.Main',
+      '-usejavacp',
+      '-classpath',
+      classpath.join(path.delimiter),
+      '-d',
+      classes,
+      ...scala,
+    ]);
   }
   const java = files.filter((f) => f.endsWith('.java'));
-  if (java.length) execFileSync('javac', ['-nowarn', '--release', '8', '-cp', cp, '-d', classes, ...java], { stdio: 'pipe' });
+  if (java.length)
+    execFileSync('javac', ['-nowarn', '--release', '8', '-cp', cp, '-d', classes, ...java], { stdio: 'pipe' });
   const jar = path.join(work, `${name}.jar`);
   execFileSync('jar', ['cf', jar, '-C', classes, '.']);
   return readFileSync(jar);
@@ -144,8 +160,13 @@ function buildJar(name: string, sources: Record<string, string>, classpath: stri
 /** commons-csv from Maven Central (through ~/.m2), to compile against; the drivers get it with --packages. */
 function fetchCsvJar(): string {
   const dir = path.join(work, 'csv');
-  execFileSync('mvn', ['-q', 'dependency:copy', `-Dartifact=${CSV_PACKAGE}`, `-DoutputDirectory=${dir}`], { stdio: 'pipe' });
-  return path.join(dir, readdirSync(dir).find((f) => f.endsWith('.jar'))!);
+  execFileSync('mvn', ['-q', 'dependency:copy', `-Dartifact=${CSV_PACKAGE}`, `-DoutputDirectory=${dir}`], {
+    stdio: 'pipe',
+  });
+  return path.join(
+    dir,
+    readdirSync(dir).find((f) => f.endsWith('.jar'))!,
+  );
 }
 
 beforeAll(async () => {
@@ -162,17 +183,36 @@ beforeAll(async () => {
       'POST',
       '/group',
       form(
-        { name: 'scala-jobs', scale: '1', packages: CSV_PACKAGE, jobConfig: 'spark.sql.shuffle.partitions=2', driverMemory: '512m' },
-        { jars: [{ name: 'jobs.jar', content: mainJar }, { name: 'extra.jar', content: extraJar }] },
+        {
+          name: 'scala-jobs',
+          scale: '1',
+          packages: CSV_PACKAGE,
+          jobConfig: 'spark.sql.shuffle.partitions=2',
+          driverMemory: '512m',
+        },
+        {
+          jars: [
+            { name: 'jobs.jar', content: mainJar },
+            { name: 'extra.jar', content: extraJar },
+          ],
+        },
       ),
     ),
-    call(h, 'POST', '/group', form({ name: 'scala-notebook', kind: 'CODE', language: 'SCALA', scale: '1', driverMemory: '512m' })),
+    call(
+      h,
+      'POST',
+      '/group',
+      form({ name: 'scala-notebook', kind: 'CODE', language: 'SCALA', scale: '1', driverMemory: '512m' }),
+    ),
   ]);
   expect(jobs.status).toBe(200);
   expect(code.status).toBe(200);
   jobGroup = jobs.body.groupId;
   codeGroup = code.body.groupId;
-  socket = ioClient(h.url.replace('/api/v1', '') + '/group-job-results', { transports: ['websocket'], query: { groupIds: jobGroup } });
+  socket = ioClient(h.url.replace('/api/v1', '') + '/group-job-results', {
+    transports: ['websocket'],
+    query: { groupIds: jobGroup },
+  });
   socket.on('jobInstanceResult', (r: { jobInstanceId: string; result: string | null; endTime?: number }) => {
     if (r.endTime) streamed.set(r.jobInstanceId, r);
   });
@@ -186,22 +226,47 @@ afterAll(async () => {
 }, START_MS);
 
 describe('a SCALA JOB group', () => {
-  it('is a SCALA group when created without a language, and brings its driver to READY', async () => {
-    const g = await getGroup(jobGroup);
-    expect(g).toMatchObject({ name: 'scala-jobs', kind: 'JOB', language: 'SCALA', packages: CSV_PACKAGE, state: 'ACTIVE' });
-    const [ready] = await waitReady(jobGroup, 1);
-    expect(ready.language).toBe('SCALA');
-  }, START_MS);
+  it(
+    'is a SCALA group when created without a language, and brings its driver to READY',
+    async () => {
+      const g = await getGroup(jobGroup);
+      expect(g).toMatchObject({
+        name: 'scala-jobs',
+        kind: 'JOB',
+        language: 'SCALA',
+        packages: CSV_PACKAGE,
+        state: 'ACTIVE',
+      });
+      const [ready] = await waitReady(jobGroup, 1);
+      expect(ready.language).toBe('SCALA');
+    },
+    START_MS,
+  );
 
   it('runs a Java job class: its result, and jobConfig as a Scala Map', async () => {
     const sum = await runJob('jobs.JavaSum', { n: '100' });
     expect(sum.status).toBe(200);
-    expect(sum.body).toMatchObject({ groupId: jobGroup, jobClass: 'jobs.JavaSum', result: '5050', error: null, jobConfig: { n: '100' } });
+    expect(sum.body).toMatchObject({
+      groupId: jobGroup,
+      jobClass: 'jobs.JavaSum',
+      result: '5050',
+      error: null,
+      jobConfig: { n: '100' },
+    });
     expect(sum.body.endTime).toBeGreaterThanOrEqual(sum.body.startTime);
 
-    const config = await runJob('jobs.JavaConfig', { name: 'ilum', n: 3, ratio: 0.5, on: true, list: [1, 'a'], nested: { k: 'v' } });
+    const config = await runJob('jobs.JavaConfig', {
+      name: 'ilum',
+      n: 3,
+      ratio: 0.5,
+      on: true,
+      list: [1, 'a'],
+      nested: { k: 'v' },
+    });
     expect(config.body.error).toBeNull();
-    expect(config.body.result).toBe('{list=List(1, a) ($colon$colon), n=3 (Integer), name=ilum (String), nested=Map(k -> v) (Map1), on=true (Boolean), ratio=0.5 (Double)}');
+    expect(config.body.result).toBe(
+      '{list=List(1, a) ($colon$colon), n=3 (Integer), name=ilum (String), nested=Map(k -> v) (Map1), on=true (Boolean), ratio=0.5 (Double)}',
+    );
   });
 
   it('runs Scala job classes: a class (None → null) and an object', async () => {
@@ -218,7 +283,10 @@ describe('a SCALA JOB group', () => {
     expect(r.body.result).toBeNull();
     expect(r.body.error.message).toBe('java.lang.IllegalArgumentException: bad input: 42');
     const frames = (r.body.error.stackTrace as string).split('\n').filter((l) => l.trim().startsWith('at '));
-    expect(frames.map((l) => l.trim().replace(/:\d+\)$/, ')'))).toEqual(['at jobs.JavaFail.validate(JavaFail.java)', 'at jobs.JavaFail.run(JavaFail.java)']);
+    expect(frames.map((l) => l.trim().replace(/:\d+\)$/, ')'))).toEqual([
+      'at jobs.JavaFail.validate(JavaFail.java)',
+      'at jobs.JavaFail.run(JavaFail.java)',
+    ]);
   });
 
   it('answers an unknown class with an error naming it', async () => {
@@ -229,7 +297,7 @@ describe('a SCALA JOB group', () => {
     expect(r.body.error.message).toMatch(/ClassNotFoundException/);
   });
 
-  it('runs a class from the second jar, and one that uses the group\'s packages', async () => {
+  it("runs a class from the second jar, and one that uses the group's packages", async () => {
     expect((await runJob('extra.Second')).body.result).toBe('from the second jar');
     const csv = await runJob('extra.ParseCsv', { csv: 'a,b\nc,"d,e"\n' });
     expect(csv.body).toMatchObject({ result: '2 records, last field d,e', error: null });
@@ -238,7 +306,10 @@ describe('a SCALA JOB group', () => {
   it('delivers submitted executions on the result stream', async () => {
     const ids = await Promise.all(
       ['one two', 'three'].map(async (text) => {
-        const r = await call(h, 'POST', `/group/${jobGroup}/job/submit`, { jobClass: 'jobs.ScalaWordCount', jobConfig: { text } });
+        const r = await call(h, 'POST', `/group/${jobGroup}/job/submit`, {
+          jobClass: 'jobs.ScalaWordCount',
+          jobConfig: { text },
+        });
         expect(r.status).toBe(200);
         return r.body.jobInstanceId as string;
       }),
@@ -253,39 +324,51 @@ describe('a SCALA JOB group', () => {
     expect(r.body.message).toMatch(/cloud\.ilum\.job\.Job/);
   });
 
-  it('rescales 1 → 2, and replaces a SCALA driver killed with SIGKILL', async () => {
-    expect((await call(h, 'POST', `/group/${jobGroup}/rescale/2`)).status).toBe(200);
-    const [victim] = await waitReady(jobGroup, 2);
-    const pid = Number(readFileSync(path.join(h.config.DRIVER_DIR, `inst-${victim.jobId}`, 'pid'), 'utf8'));
-    // The whole process group: spark-submit's JVM and the Python runner under it.
-    process.kill(-pid, 'SIGKILL');
-    await eventually(async () => ((await getGroup(jobGroup, '?jobStates=FAILED')).jobs as Job[]).some((j) => j.jobId === victim.jobId), 60_000);
-    expect((await runJob('extra.Second')).body.result).toBe('from the second jar');
-    const ready = await waitReady(jobGroup, 2);
-    expect(ready.map((j) => j.jobId)).not.toContain(victim.jobId);
-    expect((await runJob('jobs.JavaSum', { n: '10' })).body.result).toBe('55');
-  }, START_MS);
+  it(
+    'rescales 1 → 2, and replaces a SCALA driver killed with SIGKILL',
+    async () => {
+      expect((await call(h, 'POST', `/group/${jobGroup}/rescale/2`)).status).toBe(200);
+      const [victim] = await waitReady(jobGroup, 2);
+      const pid = Number(readFileSync(path.join(h.config.DRIVER_DIR, `inst-${victim.jobId}`, 'pid'), 'utf8'));
+      // The whole process group: spark-submit's JVM and the Python runner under it.
+      process.kill(-pid, 'SIGKILL');
+      await eventually(
+        async () =>
+          ((await getGroup(jobGroup, '?jobStates=FAILED')).jobs as Job[]).some((j) => j.jobId === victim.jobId),
+        60_000,
+      );
+      expect((await runJob('extra.Second')).body.result).toBe('from the second jar');
+      const ready = await waitReady(jobGroup, 2);
+      expect(ready.map((j) => j.jobId)).not.toContain(victim.jobId);
+      expect((await runJob('jobs.JavaSum', { n: '10' })).body.result).toBe('55');
+    },
+    START_MS,
+  );
 });
 
 describe('a SCALA CODE group', () => {
-  it('keeps a Scala interpreter per driver: definitions persist between executions', async () => {
-    await waitReady(codeGroup, 1);
-    const def = await runCode('val words = Seq("to", "be", "or", "not", "to", "be")');
-    expect(def.body).toMatchObject({ result: null, error: null });
-    expect((await runCode('words.distinct.size')).body.result).toBe('4');
-    // spark and sc are bound; a function defined here runs on executors.
-    await runCode('def shout(w: String) = w.toUpperCase');
-    const counted = await runCode('sc.parallelize(words).map(shout).countByValue().toSeq.sortBy(_._1).mkString(",")');
-    expect(counted.body).toMatchObject({ result: '(BE,2),(NOT,1),(OR,1),(TO,2)', error: null });
-    expect((await runCode('spark.range(3).count()')).body.result).toBe('3');
-  }, START_MS);
+  it(
+    'keeps a Scala interpreter per driver: definitions persist between executions',
+    async () => {
+      await waitReady(codeGroup, 1);
+      const def = await runCode('val words = Seq("to", "be", "or", "not", "to", "be")');
+      expect(def.body).toMatchObject({ result: null, error: null });
+      expect((await runCode('words.distinct.size')).body.result).toBe('4');
+      // spark and sc are bound; a function defined here runs on executors.
+      await runCode('def shout(w: String) = w.toUpperCase');
+      const counted = await runCode('sc.parallelize(words).map(shout).countByValue().toSeq.sortBy(_._1).mkString(",")');
+      expect(counted.body).toMatchObject({ result: '(BE,2),(NOT,1),(OR,1),(TO,2)', error: null });
+      expect((await runCode('spark.range(3).count()')).body.result).toBe('3');
+    },
+    START_MS,
+  );
 
   it('returns printed output when the code ends without a value', async () => {
     const r = await runCode('println(s"${words.size} words")\nprintln("done")');
     expect(r.body).toMatchObject({ result: '6 words\ndone\n', error: null });
   });
 
-  it('returns a compile error with the compiler\'s text', async () => {
+  it("returns a compile error with the compiler's text", async () => {
     const r = await runCode('words.nosuch');
     expect(r.status).toBe(200);
     expect(r.body.result).toBeNull();

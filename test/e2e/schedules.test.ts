@@ -26,17 +26,47 @@ describe('schedules', () => {
   afterAll(async () => h?.stop());
 
   it('fires jobs carrying its scheduleId, applies updates from the next run, pauses, resumes and disables', async () => {
-    const r = await call(h, 'POST', '/schedule', form({ name: 'every-5s', cron: '@every 5s', language: 'PYTHON', jobClass: 'tick', args: 'a;b', tags: 'team=etl', jobConfig: 'spark.marker=v1' }, APP));
+    const r = await call(
+      h,
+      'POST',
+      '/schedule',
+      form(
+        {
+          name: 'every-5s',
+          cron: '@every 5s',
+          language: 'PYTHON',
+          jobClass: 'tick',
+          args: 'a;b',
+          tags: 'team=etl',
+          jobConfig: 'spark.marker=v1',
+        },
+        APP,
+      ),
+    );
     expect(r.status).toBe(200);
     const id = r.body.scheduleId;
     const s = (await call(h, 'GET', `/schedule/${id}`)).body;
-    expect(s).toMatchObject({ id, name: 'every-5s', cron: '@every 5s', state: 'ENABLED', jobClass: 'tick', args: ['a', 'b'], maxRetries: 0, language: 'PYTHON', tags: 'team=etl' });
+    expect(s).toMatchObject({
+      id,
+      name: 'every-5s',
+      cron: '@every 5s',
+      state: 'ENABLED',
+      jobClass: 'tick',
+      args: ['a', 'b'],
+      maxRetries: 0,
+      language: 'PYTHON',
+      tags: 'team=etl',
+    });
     expect((await call(h, 'GET', '/schedule/name/every-5s')).body.id).toBe(id);
 
-    const first = await eventually(async () => {
-      const jobs = await scheduleJobs(h, id);
-      return jobs.find((j) => j.state === 'FINISHED');
-    }, 120_000, 500);
+    const first = await eventually(
+      async () => {
+        const jobs = await scheduleJobs(h, id);
+        return jobs.find((j) => j.state === 'FINISHED');
+      },
+      120_000,
+      500,
+    );
     expect(first).toMatchObject({ scheduleId: id, jobConfig: 'spark.marker=v1' });
     expect(first.jobId).toMatch(new RegExp(`^sched-${id}-\\d{4}-\\d\\d-\\d\\dT`));
     const logs = await call(h, 'GET', `/job/${encodeURIComponent(first.jobId)}/logs`);
@@ -45,9 +75,18 @@ describe('schedules', () => {
 
     // An update applies from the next run on.
     const updatedAt = Date.now();
-    expect((await call(h, 'PUT', `/schedule/${id}`, form({ jobConfig: 'spark.marker=v2', description: 'changed' }))).status).toBe(200);
-    expect((await call(h, 'GET', `/schedule/${id}`)).body).toMatchObject({ description: 'changed', jobConfig: { 'spark.marker': 'v2' } });
-    const next = await eventually(async () => (await scheduleJobs(h, id)).find((j) => nominal(j.jobId) > updatedAt + 100), 60_000, 500);
+    expect(
+      (await call(h, 'PUT', `/schedule/${id}`, form({ jobConfig: 'spark.marker=v2', description: 'changed' }))).status,
+    ).toBe(200);
+    expect((await call(h, 'GET', `/schedule/${id}`)).body).toMatchObject({
+      description: 'changed',
+      jobConfig: { 'spark.marker': 'v2' },
+    });
+    const next = await eventually(
+      async () => (await scheduleJobs(h, id)).find((j) => nominal(j.jobId) > updatedAt + 100),
+      60_000,
+      500,
+    );
     expect(next.jobConfig).toBe('spark.marker=v2');
 
     // Pause: no tick after it; resume: ticks again.
@@ -58,7 +97,11 @@ describe('schedules', () => {
     await new Promise((res) => setTimeout(res, 12_000));
     expect((await scheduleJobs(h, id)).filter((j) => nominal(j.jobId) > pausedAt + 100)).toEqual([]);
     expect((await call(h, 'GET', '/schedule')).body.content.map((x: { id: string }) => x.id)).not.toContain(id);
-    expect((await call(h, 'GET', '/schedule?scheduleStates=PAUSED&tags=team=etl')).body.content.map((x: { id: string }) => x.id)).toContain(id);
+    expect(
+      (await call(h, 'GET', '/schedule?scheduleStates=PAUSED&tags=team=etl')).body.content.map(
+        (x: { id: string }) => x.id,
+      ),
+    ).toContain(id);
     expect((await call(h, 'POST', `/schedule/${id}/resume`)).status).toBe(200);
     const resumedAt = Date.now();
     await eventually(async () => (await scheduleJobs(h, id)).find((j) => nominal(j.jobId) > resumedAt), 60_000, 500);
@@ -73,19 +116,36 @@ describe('schedules', () => {
     expect((await call(h, 'GET', `/schedule/${id}`)).status).toBe(404);
     expect((await scheduleJobs(h, id)).length).toBeGreaterThanOrEqual(count);
     // The name is free again.
-    const again = await call(h, 'POST', '/schedule', form({ name: 'every-5s', cron: '0 3 * * *', language: 'PYTHON', jobClass: 'tick' }, APP));
+    const again = await call(
+      h,
+      'POST',
+      '/schedule',
+      form({ name: 'every-5s', cron: '0 3 * * *', language: 'PYTHON', jobClass: 'tick' }, APP),
+    );
     expect(again.status).toBe(200);
   });
 
   it('stops at endTime and then reads DISABLED', async () => {
     const endTime = Date.now() + 12_000;
-    const r = await call(h, 'POST', '/schedule', form({ name: 'short-lived', cron: '@every 4s', language: 'PYTHON', jobClass: 'tick', endTime: String(endTime) }, APP));
+    const r = await call(
+      h,
+      'POST',
+      '/schedule',
+      form(
+        { name: 'short-lived', cron: '@every 4s', language: 'PYTHON', jobClass: 'tick', endTime: String(endTime) },
+        APP,
+      ),
+    );
     expect(r.status).toBe(200);
     const id = r.body.scheduleId;
-    const s = await eventually(async () => {
-      const b = (await call(h, 'GET', `/schedule/${id}`)).body;
-      return b.state === 'DISABLED' ? b : undefined;
-    }, 60_000, 500);
+    const s = await eventually(
+      async () => {
+        const b = (await call(h, 'GET', `/schedule/${id}`)).body;
+        return b.state === 'DISABLED' ? b : undefined;
+      },
+      60_000,
+      500,
+    );
     expect(s.endTime).toBe(endTime);
     const jobs = await scheduleJobs(h, id);
     expect(jobs.length).toBeGreaterThan(0);
@@ -127,7 +187,12 @@ describe('schedules across restarts', () => {
     const env = { TEMPORAL_ADDRESS: services.temporalAddress, MONGO_URL: services.mongoUrl };
     let h = await startHarness({ env });
     try {
-      const r = await call(h, 'POST', '/schedule', form({ name: 'survivor', cron: '@every 10s', language: 'PYTHON', jobClass: 'tick' }, APP));
+      const r = await call(
+        h,
+        'POST',
+        '/schedule',
+        form({ name: 'survivor', cron: '@every 10s', language: 'PYTHON', jobClass: 'tick' }, APP),
+      );
       expect(r.status).toBe(200);
       const id = r.body.scheduleId;
       await eventually(async () => (await scheduleJobs(h, id)).length >= 1, 60_000, 500);
@@ -138,13 +203,25 @@ describe('schedules across restarts', () => {
       const downAt = Date.now();
       await new Promise((res) => setTimeout(res, 15_000));
       services = await startServers({ dir, persistent: true, ports: services.ports });
-      h = await startHarness({ env: { ...env, MONGO_URL: mongoUrl, MONGO_DB: h.config.MONGO_DB, TASK_QUEUE: h.config.TASK_QUEUE, DRIVER_DIR: h.config.DRIVER_DIR } });
+      h = await startHarness({
+        env: {
+          ...env,
+          MONGO_URL: mongoUrl,
+          MONGO_DB: h.config.MONGO_DB,
+          TASK_QUEUE: h.config.TASK_QUEUE,
+          DRIVER_DIR: h.config.DRIVER_DIR,
+        },
+      });
       const upAt = Date.now();
       // The ticks that fell in the outage run after it (catch-up), and ticks go on afterwards.
-      const jobs = await eventually(async () => {
-        const all = await scheduleJobs(h, id);
-        return all.some((j) => nominal(j.jobId) > upAt + 5_000) ? all : undefined;
-      }, 120_000, 1000);
+      const jobs = await eventually(
+        async () => {
+          const all = await scheduleJobs(h, id);
+          return all.some((j) => nominal(j.jobId) > upAt + 5_000) ? all : undefined;
+        },
+        120_000,
+        1000,
+      );
       const times = jobs.map((j) => nominal(j.jobId)).sort((a, b) => a - b);
       expect(times.some((t) => t >= downAt && t < upAt)).toBe(true);
       // No tick was run twice.

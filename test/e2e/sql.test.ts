@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, eventually, startHarness, type Harness } from '../harness';
 
 let h: Harness;
-const sql = (statement: string, extra: Record<string, unknown> = {}) => call(h, 'POST', '/sql/execute', { statement, ...extra });
-const engines = async (clusterId = 'default') => (await call(h, 'GET', `/sql/engine/${clusterId}`)).body as { id: string; type: string; state: string }[];
+const sql = (statement: string, extra: Record<string, unknown> = {}) =>
+  call(h, 'POST', '/sql/execute', { statement, ...extra });
+const engines = async (clusterId = 'default') =>
+  (await call(h, 'GET', `/sql/engine/${clusterId}`)).body as { id: string; type: string; state: string }[];
 const trinoInstalled = () => {
   try {
     return readFileSync(path.join(h.config.TRINO_HOME, 'bin', 'launcher')).length > 0;
@@ -50,12 +52,34 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
     );
     expect(r.body.info.state).toBe('FINISHED');
     expect(r.body.rows).toEqual([
-      ['12345678.91', '9007199254740993', 42, '2024-02-29', '2024-02-29T13:14:15.123', [1, 2, 3], { k: 1 }, { x: 1, y: 'two' }, null, 'aGk='],
+      [
+        '12345678.91',
+        '9007199254740993',
+        42,
+        '2024-02-29',
+        '2024-02-29T13:14:15.123',
+        [1, 2, 3],
+        { k: 1 },
+        { x: 1, y: 'two' },
+        null,
+        'aGk=',
+      ],
     ]);
     const d = r.body.columns[0];
     expect(d).toMatchObject({ name: 'd', type: 'DECIMAL', precision: 10, scale: 2, index: 1 });
     expect(r.body.logs.length).toBeGreaterThan(0);
-    expect(r.body.columns.map((c: { type: string }) => c.type)).toEqual(['DECIMAL', 'BIGINT', 'BIGINT', 'DATE', 'TIMESTAMP', 'ARRAY', 'MAP', 'STRUCT', 'INT', 'BINARY']);
+    expect(r.body.columns.map((c: { type: string }) => c.type)).toEqual([
+      'DECIMAL',
+      'BIGINT',
+      'BIGINT',
+      'DATE',
+      'TIMESTAMP',
+      'ARRAY',
+      'MAP',
+      'STRUCT',
+      'INT',
+      'BINARY',
+    ]);
   });
 
   it('bounds the rows by maxRows', async () => {
@@ -66,11 +90,17 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
   });
 
   it('keeps tables across statements', async () => {
-    for (const s of ['create table if not exists people (name string, age int) using parquet', "insert into people values ('ada', 36), ('alan', 41)"]) {
+    for (const s of [
+      'create table if not exists people (name string, age int) using parquet',
+      "insert into people values ('ada', 36), ('alan', 41)",
+    ]) {
       expect((await sql(s)).body.info.state).toBe('FINISHED');
     }
     const r = await sql('select name, age from people order by age');
-    expect(r.body.rows).toEqual([['ada', 36], ['alan', 41]]);
+    expect(r.body.rows).toEqual([
+      ['ada', 36],
+      ['alan', 41],
+    ]);
   });
 
   it('answers a syntax error with 200 and info.state ERROR carrying the engine message', async () => {
@@ -101,17 +131,23 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
     await new Promise((r) => setTimeout(r, 1500));
     ac.abort();
     expect(await req).toBeInstanceOf(Error);
-    const entry = await eventually(async () => {
-      const page = (await call(h, 'GET', `/sql/history?search=slept_for_disconnect`)).body;
-      const e = page.content?.[0];
-      return e && e.state !== 'RUNNING' ? e : undefined;
-    }, 20_000, 250);
+    const entry = await eventually(
+      async () => {
+        const page = (await call(h, 'GET', `/sql/history?search=slept_for_disconnect`)).body;
+        const e = page.content?.[0];
+        return e && e.state !== 'RUNNING' ? e : undefined;
+      },
+      20_000,
+      250,
+    );
     expect(entry.state).toBe('CANCELED');
     expect((await sql('select 6')).body.rows).toEqual([[6]]);
   });
 
   it('serves 8 concurrent clients on one engine', async () => {
-    const all = await Promise.all(Array.from({ length: 8 }, (_, i) => sql(`select ${i} as i, count(*) c from range(${1000 * (i + 1)})`)));
+    const all = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => sql(`select ${i} as i, count(*) c from range(${1000 * (i + 1)})`)),
+    );
     expect(all.map((r) => r.body.rows)).toEqual(Array.from({ length: 8 }, (_, i) => [[i, 1000 * (i + 1)]]));
   });
 
@@ -132,7 +168,12 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
     expect(states).toContain('ERROR');
     expect(states).toContain('TIMEDOUT');
     const err = page.content.find((e: { state: string }) => e.state === 'ERROR');
-    expect(err).toMatchObject({ clusterId: 'default', engine: 'SPARK_SQL', engineId: 'sparksql-default', statement: 'selec nothing from' });
+    expect(err).toMatchObject({
+      clusterId: 'default',
+      engine: 'SPARK_SQL',
+      engineId: 'sparksql-default',
+      statement: 'selec nothing from',
+    });
   });
 
   it('answers client mistakes with 4xx and a message', async () => {
@@ -143,7 +184,9 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
     const over = await sql('select 1', { maxRows: 1e9 });
     expect(over.status).toBe(402);
     expect(over.body.message).toMatch(/maxRows/);
-    expect((await call(h, 'POST', '/sql/execute', '{"statement":', { 'content-type': 'application/json' })).status).toBe(400);
+    expect(
+      (await call(h, 'POST', '/sql/execute', '{"statement":', { 'content-type': 'application/json' })).status,
+    ).toBe(400);
     expect((await call(h, 'DELETE', '/sql/engine/sparksql-nope')).status).toBe(404);
     expect((await call(h, 'GET', '/sql/engine/nope')).status).toBe(404);
     expect((await call(h, 'POST', '/sql/engine/default', { type: 'HIVE' })).status).toBe(409);
@@ -161,13 +204,27 @@ describe('SQL on Trino (TRINO)', () => {
     );
     expect(r.status).toBe(200);
     expect(r.body.info.state).toBe('FINISHED');
-    expect(r.body.rows).toEqual([['12345678.91', '9007199254740993', '2024-02-29', '2024-02-29T13:14:15.123', [1, 2, 3], { k: 1 }, { x: 1, y: 'two' }, null]]);
+    expect(r.body.rows).toEqual([
+      [
+        '12345678.91',
+        '9007199254740993',
+        '2024-02-29',
+        '2024-02-29T13:14:15.123',
+        [1, 2, 3],
+        { k: 1 },
+        { x: 1, y: 'two' },
+        null,
+      ],
+    ]);
     expect(r.body.columns[0]).toMatchObject({ type: 'DECIMAL', precision: 10, scale: 2 });
     const n = await sql('select count(*) from tpch.tiny.nation', { engine: 'TRINO' });
     expect(n.body.rows).toEqual([[25]]);
     await sql('create table memory.default.kv (k varchar, v bigint)', { engine: 'TRINO' });
     await sql("insert into memory.default.kv values ('a', 1), ('b', 2)", { engine: 'TRINO' });
-    expect((await sql('select k, v from memory.default.kv order by k', { engine: 'TRINO' })).body.rows).toEqual([['a', 1], ['b', 2]]);
+    expect((await sql('select k, v from memory.default.kv order by k', { engine: 'TRINO' })).body.rows).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
     const bad = await sql('select from where', { engine: 'TRINO' });
     expect(bad.body.info.state).toBe('ERROR');
     expect(bad.body.info.exception).toMatch(/mismatched|syntax/i);
@@ -227,6 +284,10 @@ describe('SQL engine idle stop', () => {
     const r = await call(idle, 'POST', '/sql/execute', { statement: 'select 5', clusterId });
     expect(r.body.rows).toEqual([[5]]);
     expect((await call(idle, 'GET', `/sql/engine/${clusterId}`)).body).toHaveLength(1);
-    await eventually(async () => ((await call(idle, 'GET', `/sql/engine/${clusterId}`)).body.length === 0 ? true : undefined), 60_000, 500);
+    await eventually(
+      async () => ((await call(idle, 'GET', `/sql/engine/${clusterId}`)).body.length === 0 ? true : undefined),
+      60_000,
+      500,
+    );
   });
 });

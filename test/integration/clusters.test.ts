@@ -35,11 +35,30 @@ const k8s = (name: string, extra: Record<string, unknown> = {}) => ({
       secretKey: SECRETS[4],
     },
   },
-  memorySettings: { executors: '2', driverMemory: '1g', executorMemory: '2g', dynamicAllocation: 'true', minExecutors: '1', maxExecutors: '4' },
+  memorySettings: {
+    executors: '2',
+    driverMemory: '1g',
+    executorMemory: '2g',
+    dynamicAllocation: 'true',
+    minExecutors: '1',
+    maxExecutors: '4',
+  },
   resourceQuota: { limitsPod: '10', limitsCpu: '8', limitsMemory: '16Gi', requestsCpu: '4', requestsMemory: '8Gi' },
   limitRange: {
-    cpuLimitRange: { defaultLimit: '1', defaultRequest: '500m', minRequest: '100m', maxLimit: '4', maxLimitRequestRatio: '2' },
-    memoryLimitRange: { defaultLimit: '1Gi', defaultRequest: '512Mi', minRequest: '128Mi', maxLimit: '8Gi', maxLimitRequestRatio: '2' },
+    cpuLimitRange: {
+      defaultLimit: '1',
+      defaultRequest: '500m',
+      minRequest: '100m',
+      maxLimit: '4',
+      maxLimitRequestRatio: '2',
+    },
+    memoryLimitRange: {
+      defaultLimit: '1Gi',
+      defaultRequest: '512Mi',
+      minRequest: '128Mi',
+      maxLimit: '8Gi',
+      maxLimitRequestRatio: '2',
+    },
   },
   ...extra,
 });
@@ -53,7 +72,12 @@ describe('clusters over HTTP against real MongoDB', () => {
   it('has the default local cluster from the first start', async () => {
     const r = await call(h, 'GET', '/cluster/default');
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ id: 'default', name: 'default', type: 'local', sparkMaster: expect.stringMatching(/^local\[\d+\]$/) });
+    expect(r.body).toMatchObject({
+      id: 'default',
+      name: 'default',
+      type: 'local',
+      sparkMaster: expect.stringMatching(/^local\[\d+\]$/),
+    });
   });
 
   it('creates a k8s cluster with every field and returns it without secrets', async () => {
@@ -78,11 +102,24 @@ describe('clusters over HTTP against real MongoDB', () => {
       password: '******',
       username: 'admin',
       clientKeyAlgorithm: 'RSA',
-      memorySettings: { executors: 2, driverMemory: '1g', executorMemory: '2g', dynamicAllocation: true, minExecutors: 1, maxExecutors: 4 },
+      memorySettings: {
+        executors: 2,
+        driverMemory: '1g',
+        executorMemory: '2g',
+        dynamicAllocation: true,
+        minExecutors: 1,
+        maxExecutors: 4,
+      },
       resourceQuota: { limitsPod: '10', limitsMemory: '16Gi' },
       limitRange: { cpuLimitRange: { defaultRequest: '500m' } },
     });
-    expect(g.body.storages.main).toMatchObject({ sparkBucket: 'spark', extraBuckets: ['x1', 'x2'], region: 'eu-west-1', accessKey: '******', secretKey: '******' });
+    expect(g.body.storages.main).toMatchObject({
+      sparkBucket: 'spark',
+      extraBuckets: ['x1', 'x2'],
+      region: 'eu-west-1',
+      accessKey: '******',
+      secretKey: '******',
+    });
     // Stored encrypted, not in clear.
     const raw = await h.store.col('clusters').findOne({ _id: c.body.clusterId } as never);
     noSecrets(raw);
@@ -157,10 +194,18 @@ describe('clusters over HTTP against real MongoDB', () => {
   });
 
   it('pages, sorts and searches', async () => {
-    for (const n of ['page-a', 'page-b', 'page-c']) await call(h, 'POST', '/cluster', { name: n, type: 'local', description: 'pageable thing' });
+    for (const n of ['page-a', 'page-b', 'page-c'])
+      await call(h, 'POST', '/cluster', { name: n, type: 'local', description: 'pageable thing' });
     const p0 = await call(h, 'GET', '/cluster?search=pageable&size=2&sort=name,desc');
     expect(p0.status).toBe(200);
-    expect(p0.body).toMatchObject({ totalElements: 3, totalPages: 2, first: true, last: false, empty: false, sort: ['name,desc'] });
+    expect(p0.body).toMatchObject({
+      totalElements: 3,
+      totalPages: 2,
+      first: true,
+      last: false,
+      empty: false,
+      sort: ['name,desc'],
+    });
     expect(p0.body.page).toEqual({ number: 0, size: 2, offset: 0, paged: true });
     expect(p0.body.content.map((c: { name: string }) => c.name)).toEqual(['page-c', 'page-b']);
     const p1 = await call(h, 'GET', '/cluster?search=PAGEABLE&size=2&page=1&sort=name,desc');
@@ -176,7 +221,9 @@ describe('clusters over HTTP against real MongoDB', () => {
 
   it('deletes clusters, but not the default nor one in use', async () => {
     const { body } = await call(h, 'POST', '/cluster', { name: 'doomed', type: 'local' });
-    await h.store.col('jobs').insertOne({ _id: 'j-using', jobId: 'j-using', clusterName: 'doomed', state: 'BUSY' } as never);
+    await h.store
+      .col('jobs')
+      .insertOne({ _id: 'j-using', jobId: 'j-using', clusterName: 'doomed', state: 'BUSY' } as never);
     const inUse = await call(h, 'DELETE', `/cluster/${body.clusterId}`);
     expect(inUse.status).toBe(409);
     expect(inUse.body.message).toMatch(/in use/);
@@ -196,6 +243,9 @@ describe('clusters over HTTP against real MongoDB', () => {
     expect(health.body).toMatchObject({ status: 'UP', temporal: { up: true }, mongo: { up: true } });
     const doc = await call(h, 'GET', '/openapi.json');
     expect(doc.body.openapi).toBe('3.1.0');
-    expect(doc.body.paths['/api/v1/cluster/{clusterId}'].put.requestBody.content['application/json'].schema.properties.resourceQuota).toBeDefined();
+    expect(
+      doc.body.paths['/api/v1/cluster/{clusterId}'].put.requestBody.content['application/json'].schema.properties
+        .resourceQuota,
+    ).toBeDefined();
   });
 });

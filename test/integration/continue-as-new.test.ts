@@ -58,7 +58,23 @@ describe('continue-as-new', () => {
     const h = await t.env.client.workflow.start<typeof singleJobWorkflow>('singleJobWorkflow', {
       taskQueue: TASK_QUEUE,
       workflowId: jobWorkflowId(id),
-      args: [{ spec: { name: 'x', language: 'PYTHON', clusterName: 'local', args: [], jobConfig: {}, pyRequirements: [], packages: [], memorySettings: { dynamicAllocation: false }, artifacts: { jars: [], files: [], pyFiles: [] }, tags: {} }, maxRetries: 0 }],
+      args: [
+        {
+          spec: {
+            name: 'x',
+            language: 'PYTHON',
+            clusterName: 'local',
+            args: [],
+            jobConfig: {},
+            pyRequirements: [],
+            packages: [],
+            memorySettings: { dynamicAllocation: false },
+            artifacts: { jars: [], files: [], pyFiles: [] },
+            tags: {},
+          },
+          maxRetries: 0,
+        },
+      ],
     });
     const before = await runsOf(h.workflowId);
     for (let i = 0; i < 20 && (await runsOf(h.workflowId)).runId === before.runId; i++) {
@@ -69,6 +85,8 @@ describe('continue-as-new', () => {
     expect((await runsOf(h.workflowId)).runId).not.toBe(before.runId);
     cluster.set(driver, 'SUCCEEDED');
     expect(await h.result()).toMatchObject({ state: 'FINISHED', attempt: 1 });
-    expect(new Set(cluster.launches.filter((l) => l.driverId.includes(id)).map((l) => l.driverId))).toEqual(new Set([driver]));
+    expect(new Set(cluster.launches.filter((l) => l.driverId.includes(id)).map((l) => l.driverId))).toEqual(
+      new Set([driver]),
+    );
   });
 });

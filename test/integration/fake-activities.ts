@@ -20,10 +20,15 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
   const launchDelay = new Map<string, number>();
   /** Per driverId: a removal that waits this long (ms) first. */
   const removeDelay = new Map<string, number>();
-  const changed = (a: DriverStatus, b: DriverStatus) => a.phase !== b.phase || (b.appId !== undefined && b.appId !== a.appId);
+  const changed = (a: DriverStatus, b: DriverStatus) =>
+    a.phase !== b.phase || (b.appId !== undefined && b.appId !== a.appId);
 
   const activities = {
-    async launchDriver(_cluster: string, spec: DriverSpec, starting?: { job: Job; version: number }): Promise<DriverStatus> {
+    async launchDriver(
+      _cluster: string,
+      spec: DriverSpec,
+      starting?: { job: Job; version: number },
+    ): Promise<DriverStatus> {
       if (starting) await read.projectJob(starting.job, starting.version);
       const delay = launchDelay.get(spec.driverId);
       if (delay) await new Promise((r) => setTimeout(r, delay));
@@ -64,7 +69,8 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
     launches,
     removed,
     launched: (driverId: string) => launches.some((l) => l.driverId === driverId),
-    set: (driverId: string, phase: Phase, extra: Partial<DriverStatus> = {}) => drivers.set(driverId, { phase, ...extra }),
+    set: (driverId: string, phase: Phase, extra: Partial<DriverStatus> = {}) =>
+      drivers.set(driverId, { phase, ...extra }),
     failLaunch: (driverId: string, ...errors: Error[]) => launchErrors.set(driverId, errors),
     slowLaunch: (driverId: string, ms: number) => launchDelay.set(driverId, ms),
     slowRemove: (driverId: string, ms: number) => removeDelay.set(driverId, ms),

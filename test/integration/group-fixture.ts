@@ -36,19 +36,38 @@ export function groupRecord(id: string, over: Partial<Omit<Group, 'jobs'>> = {})
 
 /** A group workflow and what its fake cluster and read model show of it. */
 export function groupTools(t: () => WorkflowTestEnv, cluster: ReturnType<typeof fakeCluster>) {
-  const jobs = (gid: string): Job[] => cluster.read.jobsOf(gid).sort((a, b) => a.submitTime - b.submitTime || a.jobId.localeCompare(b.jobId));
+  const jobs = (gid: string): Job[] =>
+    cluster.read.jobsOf(gid).sort((a, b) => a.submitTime - b.submitTime || a.jobId.localeCompare(b.jobId));
   const live = (gid: string) => jobs(gid).filter((j) => !isTerminal(j.state));
   return {
-    async start(over: Partial<Omit<Group, 'jobs'>> = {}, opts: Partial<GroupWorkflowInput> = {}): Promise<{ id: string; h: GroupHandle }> {
+    async start(
+      over: Partial<Omit<Group, 'jobs'>> = {},
+      opts: Partial<GroupWorkflowInput> = {},
+    ): Promise<{ id: string; h: GroupHandle }> {
       const id = `grp${Date.now()}x${++n}`;
       const input: GroupWorkflowInput = {
         group: groupRecord(id, over),
-        spec: { name: `g-${id}`, language: 'PYTHON', clusterName: 'local', args: [], jobConfig: {}, pyRequirements: [], packages: [], memorySettings: { dynamicAllocation: false }, artifacts: { jars: [], files: [], pyFiles: [] }, tags: {} },
+        spec: {
+          name: `g-${id}`,
+          language: 'PYTHON',
+          clusterName: 'local',
+          args: [],
+          jobConfig: {},
+          pyRequirements: [],
+          packages: [],
+          memorySettings: { dynamicAllocation: false },
+          artifacts: { jars: [], files: [], pyFiles: [] },
+          tags: {},
+        },
         idlePauseMs: 60_000,
         maxScale: 4,
         ...opts,
       };
-      const h = await t().env.client.workflow.start<typeof groupWorkflow>('groupWorkflow', { taskQueue: TASK_QUEUE, workflowId: groupWorkflowId(id), args: [input] });
+      const h = await t().env.client.workflow.start<typeof groupWorkflow>('groupWorkflow', {
+        taskQueue: TASK_QUEUE,
+        workflowId: groupWorkflowId(id),
+        args: [input],
+      });
       return { id, h };
     },
     jobs,
@@ -56,19 +75,33 @@ export function groupTools(t: () => WorkflowTestEnv, cluster: ReturnType<typeof 
     state: (jobId: string) => cluster.read.job(jobId)?.state,
     /** Waits until exactly these instance jobIds are live and their drivers launched. */
     async liveAre(gid: string, ids: string[]): Promise<void> {
-      await eventually(() => {
-        const l = live(gid).map((j) => j.jobId);
-        return JSON.stringify(l) === JSON.stringify(ids) && ids.every((i) => cluster.launched(instanceDriverId(i)));
-      }, 20_000, `live instances ${ids.join(', ')} (now ${live(gid).map((j) => `${j.jobId}:${j.state}`).join(', ')})`);
+      await eventually(
+        () => {
+          const l = live(gid).map((j) => j.jobId);
+          return JSON.stringify(l) === JSON.stringify(ids) && ids.every((i) => cluster.launched(instanceDriverId(i)));
+        },
+        20_000,
+        `live instances ${ids.join(', ')} (now ${live(gid)
+          .map((j) => `${j.jobId}:${j.state}`)
+          .join(', ')})`,
+      );
     },
     /** Plays the runner of each instance: signals that it polls, and waits for READY. */
     async ready(h: GroupHandle, ...ids: string[]): Promise<void> {
       for (const id of ids) await h.signal(instanceReadySignal, { instanceId: id, appId: `app-${id}` });
-      await eventually(() => ids.every((id) => cluster.read.job(id)?.state === 'READY'), 20_000, `${ids.join(', ')} READY`);
+      await eventually(
+        () => ids.every((id) => cluster.read.job(id)?.state === 'READY'),
+        20_000,
+        `${ids.join(', ')} READY`,
+      );
     },
     async busy(h: GroupHandle, id: string, busy: boolean): Promise<void> {
       await h.signal(instanceStateSignal, { instanceId: id, state: busy ? 'BUSY' : 'READY' });
-      await eventually(() => cluster.read.job(id)?.state === (busy ? 'BUSY' : 'READY'), 20_000, `${id} ${busy ? 'BUSY' : 'READY'}`);
+      await eventually(
+        () => cluster.read.job(id)?.state === (busy ? 'BUSY' : 'READY'),
+        20_000,
+        `${id} ${busy ? 'BUSY' : 'READY'}`,
+      );
     },
   };
 }

@@ -2,7 +2,15 @@
 // instance, rescale draining, updates that restart instances, autoPause and wake, archive.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceDriverId } from '../../domain/group';
-import { acceptedGroupUpdate, archiveUpdate, groupQuery, instanceStateSignal, rescaleUpdate, updateGroupUpdate, wakeSignal } from '../../workflows/group';
+import {
+  acceptedGroupUpdate,
+  archiveUpdate,
+  groupQuery,
+  instanceStateSignal,
+  rescaleUpdate,
+  updateGroupUpdate,
+  wakeSignal,
+} from '../../workflows/group';
 import { fakeCluster } from './fake-activities';
 import { groupTools } from './group-fixture';
 import { eventually, startWorkflowEnv, type WorkflowTestEnv } from './workflow-env';
@@ -33,7 +41,11 @@ describe('group workflow', () => {
     expect(g.state(`${id}-2`)).toBe('FINISHED');
     expect(g.state(`${id}-3`)).toBe('FINISHED');
     // Drivers are removed in the background, after the records say FINISHED.
-    await eventually(() => [2, 3].every((i) => cluster.removed.includes(instanceDriverId(`${id}-${i}`))), 20_000, 'drivers removed');
+    await eventually(
+      () => [2, 3].every((i) => cluster.removed.includes(instanceDriverId(`${id}-${i}`))),
+      20_000,
+      'drivers removed',
+    );
 
     await h.executeUpdate(rescaleUpdate, { args: [0] });
     // The busy instance drains: it stops only once its execution ends.

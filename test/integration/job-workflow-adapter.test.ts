@@ -68,12 +68,21 @@ async function startWorker(): Promise<{ worker: Worker; done: Promise<void> }> {
 }
 
 const submit = async (fields: Record<string, string> = {}) => {
-  const r = await call(h, 'POST', '/job/submit', form({ name: 'fake', language: 'PYTHON', jobClass: 'main', ...fields }, { pyFiles: [{ name: 'main.py', content: 'print(1)' }] }));
+  const r = await call(
+    h,
+    'POST',
+    '/job/submit',
+    form(
+      { name: 'fake', language: 'PYTHON', jobClass: 'main', ...fields },
+      { pyFiles: [{ name: 'main.py', content: 'print(1)' }] },
+    ),
+  );
   expect(r.status).toBe(200);
   return r.body.jobId as string;
 };
 const job = async (id: string) => (await call(h, 'GET', `/job/${id}`)).body;
-const until = (id: string, state: string) => eventually(async () => ((await job(id)).state === state ? job(id) : undefined), 30_000, 100);
+const until = (id: string, state: string) =>
+  eventually(async () => ((await job(id)).state === state ? job(id) : undefined), 30_000, 100);
 
 beforeAll(async () => {
   h = await startHarness({ worker: false });
@@ -140,7 +149,22 @@ describe('job workflow with a replaced adapter', () => {
 
   it('never moves a record backwards', async () => {
     const p = createProjection(h.store);
-    const base: Omit<Job, 'state'> = { jobId: 'proj-1', jobName: 'p', jobType: 'SINGLE', tags: '', language: 'PYTHON', clusterName: 'default', jobConfig: '', args: [], pyRequirements: '', packages: '', submitTime: 1, maxRetries: 0, attempt: 1, memorySettings: { dynamicAllocation: false } };
+    const base: Omit<Job, 'state'> = {
+      jobId: 'proj-1',
+      jobName: 'p',
+      jobType: 'SINGLE',
+      tags: '',
+      language: 'PYTHON',
+      clusterName: 'default',
+      jobConfig: '',
+      args: [],
+      pyRequirements: '',
+      packages: '',
+      submitTime: 1,
+      maxRetries: 0,
+      attempt: 1,
+      memorySettings: { dynamicAllocation: false },
+    };
     expect(await p.projectJob({ ...base, state: 'BUSY' }, 3)).toBe(true);
     expect(await p.projectJob({ ...base, state: 'STARTING' }, 2)).toBe(false);
     expect(await p.projectJob({ ...base, state: 'BUSY' }, 3)).toBe(false);

@@ -34,10 +34,16 @@ const spec: SparkSpec = {
 };
 
 let n = 0;
-async function submit(maxRetries = 0): Promise<{ id: string; h: WorkflowHandle<typeof singleJobWorkflow>; driver: (attempt: number) => string }> {
+async function submit(
+  maxRetries = 0,
+): Promise<{ id: string; h: WorkflowHandle<typeof singleJobWorkflow>; driver: (attempt: number) => string }> {
   const id = `job-${Date.now()}-${++n}`;
   const input: JobWorkflowInput = { spec, maxRetries };
-  const h = await t.env.client.workflow.start<typeof singleJobWorkflow>('singleJobWorkflow', { taskQueue: TASK_QUEUE, workflowId: jobWorkflowId(id), args: [input] });
+  const h = await t.env.client.workflow.start<typeof singleJobWorkflow>('singleJobWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: jobWorkflowId(id),
+    args: [input],
+  });
   return { id, h, driver: (attempt) => singleJobDriverId(id, attempt) };
 }
 
@@ -69,7 +75,10 @@ describe('single job workflow', () => {
     cluster.set(driver(2), 'MISSING');
     const done = await h.result();
     expect(done).toMatchObject({ state: 'FAILED', attempt: 2, error: 'the driver disappeared' });
-    expect(cluster.launches.filter((l) => l.driverId.startsWith(`job-${id}-`)).map((l) => l.driverId)).toEqual([driver(1), driver(2)]);
+    expect(cluster.launches.filter((l) => l.driverId.startsWith(`job-${id}-`)).map((l) => l.driverId)).toEqual([
+      driver(1),
+      driver(2),
+    ]);
     expect(cluster.removed).toEqual(expect.arrayContaining([driver(1), driver(2)]));
   });
 

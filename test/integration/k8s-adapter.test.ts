@@ -30,7 +30,15 @@ const clusterFor = (url: string, extra: Partial<K8sCluster> = {}): K8sCluster =>
   name: 'k8s-test',
   url,
   sparkStorage: 'minio',
-  storages: { minio: { sparkBucket: 'spark-bucket', endpoint: 'http://minio.storage:9000', region: 'eu-west-1', accessKey: ACCESS_KEY, secretKey: SECRET_KEY } },
+  storages: {
+    minio: {
+      sparkBucket: 'spark-bucket',
+      endpoint: 'http://minio.storage:9000',
+      region: 'eu-west-1',
+      accessKey: ACCESS_KEY,
+      secretKey: SECRET_KEY,
+    },
+  },
   ...extra,
 });
 
@@ -50,7 +58,11 @@ function scalaSpec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['sp
       pyRequirements: [],
       packages: ['org.postgresql:postgresql:42.7.4', 'com.example:util:1.0'],
       memorySettings: { dynamicAllocation: false, driverCores: 2, driverMemory: '2g', executors: 3 },
-      artifacts: { jars: ['/srv/artifacts/jobs/0123abcd/pi.jar', '/srv/artifacts/jobs/0123abcd/lib.jar'], files: ['/srv/artifacts/jobs/0123abcd/app.conf'], pyFiles: [] },
+      artifacts: {
+        jars: ['/srv/artifacts/jobs/0123abcd/pi.jar', '/srv/artifacts/jobs/0123abcd/lib.jar'],
+        files: ['/srv/artifacts/jobs/0123abcd/app.conf'],
+        pyFiles: [],
+      },
       tags: {},
       ...spark,
     },
@@ -63,7 +75,11 @@ function pythonSpec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['s
     language: 'PYTHON',
     jobClass: 'wordcount',
     packages: [],
-    artifacts: { jars: [], files: [], pyFiles: ['/srv/artifacts/jobs/0123abcd/helpers.py', '/srv/artifacts/jobs/0123abcd/wordcount.py'] },
+    artifacts: {
+      jars: [],
+      files: [],
+      pyFiles: ['/srv/artifacts/jobs/0123abcd/helpers.py', '/srv/artifacts/jobs/0123abcd/wordcount.py'],
+    },
     ...spark,
   });
 }
@@ -141,10 +157,15 @@ describe('k8s adapter against the fake API server', () => {
       });
       // 'sched 7' is not a valid label value: cleaned, with a hash so it stays distinct.
       expect(pod.metadata.labels[Labels.SCHEDULE_ID]).toMatch(/^sched-7-[0-9a-f]{8}$/);
-      for (const key of Object.keys(pod.metadata.labels)) expect(key.startsWith('spark-orchestrator.io/') || ['spark-role', 'spark-app-selector', Labels.MANAGED_BY].includes(key)).toBe(true);
+      for (const key of Object.keys(pod.metadata.labels))
+        expect(
+          key.startsWith('spark-orchestrator.io/') ||
+            ['spark-role', 'spark-app-selector', Labels.MANAGED_BY].includes(key),
+        ).toBe(true);
 
       expect(service.spec.clusterIP).toBe('None');
-      for (const [k, v] of Object.entries(service.spec.selector as Record<string, string>)) expect(pod.metadata.labels[k]).toBe(v);
+      for (const [k, v] of Object.entries(service.spec.selector as Record<string, string>))
+        expect(pod.metadata.labels[k]).toBe(v);
 
       expect(pod.spec.restartPolicy).toBe('Never');
       const c = pod.spec.containers[0];
@@ -178,14 +199,19 @@ describe('k8s adapter against the fake API server', () => {
         'spark.hadoop.fs.s3a.endpoint.region': 'eu-west-1',
         'spark.app.id': n.appId,
       });
-      expect(optOf(args, '--packages')).toBe(`org.postgresql:postgresql:42.7.4,com.example:util:1.0,${HADOOP_AWS_PACKAGE}`);
+      expect(optOf(args, '--packages')).toBe(
+        `org.postgresql:postgresql:42.7.4,com.example:util:1.0,${HADOOP_AWS_PACKAGE}`,
+      );
       expect(optOf(args, '--jars')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/lib.jar');
       expect(optOf(args, '--files')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/app.conf');
       // The primary resource (first jar), then the application's arguments.
       expect(args.slice(-3)).toEqual(['s3a://spark-bucket/artifacts/jobs/0123abcd/pi.jar', '100', '--verbose']);
       expect(c.env).toContainEqual({ name: 'TEAM', value: 'data' });
       // A service account named for the driver (cluster mode's setting) becomes the pod's.
-      const withSa = buildDriverManifests(scalaSpec({}, { jobConfig: { 'spark.kubernetes.authenticate.driver.serviceAccountName': 'spark' } }), { cluster: clusterFor(fake.url), config });
+      const withSa = buildDriverManifests(
+        scalaSpec({}, { jobConfig: { 'spark.kubernetes.authenticate.driver.serviceAccountName': 'spark' } }),
+        { cluster: clusterFor(fake.url), config },
+      );
       expect(withSa.pod.spec!.serviceAccountName).toBe('spark');
     });
 
@@ -198,25 +224,44 @@ describe('k8s adapter against the fake API server', () => {
       expect(text).not.toContain(ACCESS_KEY);
       expect(text).not.toContain(SECRET_KEY);
       const env = pod.spec.containers[0].env as { name: string; value?: string; valueFrom?: any }[];
-      expect(env.find((e) => e.name === 'AWS_ACCESS_KEY_ID')).toEqual({ name: 'AWS_ACCESS_KEY_ID', valueFrom: { secretKeyRef: { name: n.secret, key: 'AWS_ACCESS_KEY_ID' } } });
-      expect(env.find((e) => e.name === 'AWS_SECRET_ACCESS_KEY')?.valueFrom.secretKeyRef).toEqual({ name: n.secret, key: 'AWS_SECRET_ACCESS_KEY' });
+      expect(env.find((e) => e.name === 'AWS_ACCESS_KEY_ID')).toEqual({
+        name: 'AWS_ACCESS_KEY_ID',
+        valueFrom: { secretKeyRef: { name: n.secret, key: 'AWS_ACCESS_KEY_ID' } },
+      });
+      expect(env.find((e) => e.name === 'AWS_SECRET_ACCESS_KEY')?.valueFrom.secretKeyRef).toEqual({
+        name: n.secret,
+        key: 'AWS_SECRET_ACCESS_KEY',
+      });
       // Executors get the same references through Spark.
-      expect(confOf(pod.spec.containers[0].args)[`spark.kubernetes.executor.secretKeyRef.AWS_SECRET_ACCESS_KEY`]).toBe(`${n.secret}:AWS_SECRET_ACCESS_KEY`);
+      expect(confOf(pod.spec.containers[0].args)[`spark.kubernetes.executor.secretKeyRef.AWS_SECRET_ACCESS_KEY`]).toBe(
+        `${n.secret}:AWS_SECRET_ACCESS_KEY`,
+      );
       const secret = fake.state.secrets.get(`${NS}/${n.secret}`)!;
       expect(Buffer.from(secret.data.AWS_ACCESS_KEY_ID, 'base64').toString()).toBe(ACCESS_KEY);
       expect(Buffer.from(secret.data.AWS_SECRET_ACCESS_KEY, 'base64').toString()).toBe(SECRET_KEY);
       // No keys, no secret.
-      const bare = createK8sAdapter({ cluster: clusterFor(fake.url, { storages: { minio: { sparkBucket: 'spark-bucket' } } }), config });
+      const bare = createK8sAdapter({
+        cluster: clusterFor(fake.url, { storages: { minio: { sparkBucket: 'spark-bucket' } } }),
+        config,
+      });
       await bare.launch(scalaSpec({ driverId: 'job-nokeys-1' }));
       expect(fake.state.secrets.has(`${NS}/${k8sNames('job-nokeys-1').secret}`)).toBe(false);
       expect(JSON.stringify(podOf('job-nokeys-1')!.spec)).not.toContain('AWS_');
     });
 
     it('sizes the driver from the memory settings: memory + max(10%, 384Mi) overhead, 1 cpu / 1g by default', async () => {
-      await adapter.launch(scalaSpec({ driverId: 'job-big-1' }, { memorySettings: { dynamicAllocation: false, driverMemory: '8g', driverCores: 4 } }));
+      await adapter.launch(
+        scalaSpec(
+          { driverId: 'job-big-1' },
+          { memorySettings: { dynamicAllocation: false, driverMemory: '8g', driverCores: 4 } },
+        ),
+      );
       expect(podOf('job-big-1')!.spec.containers[0].resources.limits).toEqual({ cpu: '4', memory: `${8192 + 820}Mi` });
       await adapter.launch(scalaSpec({ driverId: 'job-default-1' }, { memorySettings: { dynamicAllocation: false } }));
-      expect(podOf('job-default-1')!.spec.containers[0].resources.requests).toEqual({ cpu: '1', memory: `${1024 + 384}Mi` });
+      expect(podOf('job-default-1')!.spec.containers[0].resources.requests).toEqual({
+        cpu: '1',
+        memory: `${1024 + 384}Mi`,
+      });
     });
 
     it('python: the pyFile named by jobClass is the main file, the others go to --py-files', async () => {
@@ -226,25 +271,47 @@ describe('k8s adapter against the fake API server', () => {
       expect(optOf(args, '--py-files')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/helpers.py');
       expect(args.slice(-3)).toEqual(['s3a://spark-bucket/artifacts/jobs/0123abcd/wordcount.py', '100', '--verbose']);
       // jobClass may also be the file name itself.
-      const m = buildDriverManifests(pythonSpec({}, { jobClass: 'helpers.py' }), { cluster: clusterFor(fake.url), config });
+      const m = buildDriverManifests(pythonSpec({}, { jobClass: 'helpers.py' }), {
+        cluster: clusterFor(fake.url),
+        config,
+      });
       expect(m.pod.spec!.containers[0].args!.at(-3)).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/helpers.py');
     });
 
     it('runner: runs runner.py from the image (or the configured path) with the given env', async () => {
-      const spec = pythonSpec({ driverId: 'inst-77', role: 'runner', env: { TEMPORAL_ADDRESS: 'temporal:7233', TASK_QUEUE: 'group-g1' }, labels: { groupId: 'g1' } }, { args: [] });
+      const spec = pythonSpec(
+        {
+          driverId: 'inst-77',
+          role: 'runner',
+          env: { TEMPORAL_ADDRESS: 'temporal:7233', TASK_QUEUE: 'group-g1' },
+          labels: { groupId: 'g1' },
+        },
+        { args: [] },
+      );
       await adapter.launch(spec);
       const pod = podOf('inst-77')!;
       const c = pod.spec.containers[0];
       expect(c.args.at(-1)).toBe(DEFAULT_RUNNER_PATH);
       expect(optOf(c.args, '--py-files')).toContain('wordcount.py');
-      expect(c.env).toEqual(expect.arrayContaining([{ name: 'TEMPORAL_ADDRESS', value: 'temporal:7233' }, { name: 'TASK_QUEUE', value: 'group-g1' }]));
+      expect(c.env).toEqual(
+        expect.arrayContaining([
+          { name: 'TEMPORAL_ADDRESS', value: 'temporal:7233' },
+          { name: 'TASK_QUEUE', value: 'group-g1' },
+        ]),
+      );
       expect(pod.metadata.labels).toMatchObject({ [Labels.ROLE]: 'runner', [Labels.GROUP_ID]: 'g1' });
-      const custom = buildDriverManifests(spec, { cluster: clusterFor(fake.url), config, runnerPath: '/app/runner.py' });
+      const custom = buildDriverManifests(spec, {
+        cluster: clusterFor(fake.url),
+        config,
+        runnerPath: '/app/runner.py',
+      });
       expect(custom.pod.spec!.containers[0].args!.at(-1)).toBe('/app/runner.py');
     });
 
     it('escapes $ in user values so Kubernetes does not expand $(VAR) in them', async () => {
-      await adapter.launch(scalaSpec({ env: { GREETING: 'cost: $(PRICE) $5' } }, { args: ['$(HOME)'], jobConfig: { 'spark.x': 'a$b' } }));
+      await adapter.launch(
+        scalaSpec({ env: { GREETING: 'cost: $(PRICE) $5' } }, { args: ['$(HOME)'], jobConfig: { 'spark.x': 'a$b' } }),
+      );
       const c = podOf('job-0123abcd-1')!.spec.containers[0];
       expect(c.args.at(-1)).toBe('$$(HOME)');
       expect(confOf(c.args)['spark.x']).toBe('a$$b');
@@ -282,21 +349,33 @@ describe('k8s adapter against the fake API server', () => {
       expect(fake.state.secrets.size).toBe(1);
       for (const st of [a, b]) expect(['PENDING', 'RUNNING']).toContain(st.phase);
       expect(c.phase).toBe('RUNNING');
-      expect(fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods') && r.status === 409)).toHaveLength(2);
+      expect(
+        fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods') && r.status === 409),
+      ).toHaveLength(2);
     });
 
     it('refuses specs that cannot run, permanently and before calling the API', async () => {
       const bad: [DriverSpec, RegExp, K8sCluster?][] = [
         [scalaSpec({}, { artifacts: { jars: [], files: [], pyFiles: [] } }), /no main jar/],
         [pythonSpec({}, { jobClass: 'missing' }), /no main python file/],
-        [scalaSpec({}, { artifacts: { jars: ['/etc/passwd'], files: [], pyFiles: [] } }), /not inside the artifact store/],
+        [
+          scalaSpec({}, { artifacts: { jars: ['/etc/passwd'], files: [], pyFiles: [] } }),
+          /not inside the artifact store/,
+        ],
         [scalaSpec({ env: { 'BAD NAME': 'x' } }), /invalid environment variable name/],
         [scalaSpec(), /has no storage 'minio' with a sparkBucket/, clusterFor(fake.url, { storages: {} })],
-        [scalaSpec({}, { memorySettings: { dynamicAllocation: false, driverCores: 'lots' as never } }), /invalid pod .* manifest/],
+        [
+          scalaSpec({}, { memorySettings: { dynamicAllocation: false, driverCores: 'lots' as never } }),
+          /invalid pod .* manifest/,
+        ],
       ];
       for (const [spec, message, cluster] of bad) {
         const a = cluster ? createK8sAdapter({ cluster, config }) : adapter;
-        await expect(a.launch(spec)).rejects.toMatchObject({ type: 'InvalidSpec', nonRetryable: true, message: expect.stringMatching(message) });
+        await expect(a.launch(spec)).rejects.toMatchObject({
+          type: 'InvalidSpec',
+          nonRetryable: true,
+          message: expect.stringMatching(message),
+        });
       }
       expect(fake.requests).toHaveLength(0);
     });
@@ -330,7 +409,11 @@ describe('k8s adapter against the fake API server', () => {
     it('FAILED with the container reason, message and exit code', async () => {
       await adapter.launch(scalaSpec());
       await waitFor(async () => (await phaseOf('job-0123abcd-1')) === 'RUNNING');
-      fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Failed', { exitCode: 137, reason: 'OOMKilled', message: 'memory limit reached' });
+      fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Failed', {
+        exitCode: 137,
+        reason: 'OOMKilled',
+        message: 'memory limit reached',
+      });
       const st = await adapter.status('job-0123abcd-1');
       expect(st).toMatchObject({ phase: 'FAILED', exitCode: 137 });
       expect(st.message).toContain('OOMKilled');
@@ -338,13 +421,19 @@ describe('k8s adapter against the fake API server', () => {
       expect(st.endTime).toBeTypeOf('number');
     });
 
-    it.each(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError'])('a pending driver waiting on %s is FAILED', async (reason) => {
-      await adapter.launch(scalaSpec());
-      fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Pending', { reason, message: 'Back-off pulling image "apache/spark:nope"' });
-      const st = await adapter.status('job-0123abcd-1');
-      expect(st.phase).toBe('FAILED');
-      expect(st.message).toContain(reason);
-    });
+    it.each(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError'])(
+      'a pending driver waiting on %s is FAILED',
+      async (reason) => {
+        await adapter.launch(scalaSpec());
+        fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Pending', {
+          reason,
+          message: 'Back-off pulling image "apache/spark:nope"',
+        });
+        const st = await adapter.status('job-0123abcd-1');
+        expect(st.phase).toBe('FAILED');
+        expect(st.message).toContain(reason);
+      },
+    );
 
     it('a pod still creating its container is PENDING', async () => {
       await adapter.launch(scalaSpec());
@@ -371,8 +460,15 @@ describe('k8s adapter against the fake API server', () => {
       const silent = http.createServer(() => undefined);
       await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
       try {
-        const hung = createK8sAdapter({ cluster: clusterFor(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`), config, requestTimeoutMs: 150 });
-        expect(await hung.status('job-0123abcd-1')).toMatchObject({ phase: 'UNKNOWN', message: expect.stringMatching(/no answer within 150 ms/) });
+        const hung = createK8sAdapter({
+          cluster: clusterFor(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`),
+          config,
+          requestTimeoutMs: 150,
+        });
+        expect(await hung.status('job-0123abcd-1')).toMatchObject({
+          phase: 'UNKNOWN',
+          message: expect.stringMatching(/no answer within 150 ms/),
+        });
       } finally {
         silent.closeAllConnections();
         await new Promise<void>((r) => silent.close(() => r()));
@@ -396,10 +492,20 @@ describe('k8s adapter against the fake API server', () => {
       fake.addPod(NS, {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: `${n.base}-exec-1`, labels: { [Labels.DRIVER_ID]: n.base, 'spark-role': 'executor', 'spark-app-selector': n.appId } },
-        spec: { restartPolicy: 'Never', containers: [{ name: 'spark-kubernetes-executor', image: config.K8S_SPARK_IMAGE }] },
+        metadata: {
+          name: `${n.base}-exec-1`,
+          labels: { [Labels.DRIVER_ID]: n.base, 'spark-role': 'executor', 'spark-app-selector': n.appId },
+        },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'spark-kubernetes-executor', image: config.K8S_SPARK_IMAGE }],
+        },
       });
-      await waitFor(() => fake.state.pods.get(`${NS}/${n.pod}`)?.status.phase === 'Running' && fake.state.pods.get(`${NS}/${n.base}-exec-1`)?.status.phase === 'Running');
+      await waitFor(
+        () =>
+          fake.state.pods.get(`${NS}/${n.pod}`)?.status.phase === 'Running' &&
+          fake.state.pods.get(`${NS}/${n.base}-exec-1`)?.status.phase === 'Running',
+      );
       fake.setLogs(NS, n.pod, driverLines);
       fake.setLogs(NS, `${n.base}-exec-1`, `${executorLines.join('\n')}\n`);
       return n;
@@ -409,7 +515,16 @@ describe('k8s adapter against the fake API server', () => {
       const n = await launchWithExecutor('job-logs-1');
       const entries = await adapter.logs('job-logs-1', { from: 3, size: 4 });
       expect(entries).toEqual([
-        { name: n.pod, type: 'pod', role: 'driver', state: 'Running', from: 3, logSize: 4, fileName: `${n.pod}.log`, log: driverLines.slice(3, 7) },
+        {
+          name: n.pod,
+          type: 'pod',
+          role: 'driver',
+          state: 'Running',
+          from: 3,
+          logSize: 4,
+          fileName: `${n.pod}.log`,
+          log: driverLines.slice(3, 7),
+        },
         {
           name: `${n.base}-exec-1`,
           type: 'pod',
@@ -451,8 +566,15 @@ describe('k8s adapter against the fake API server', () => {
       expect(left(fake.state.pods)).toEqual([`${NS}/${keep.base}-exec-1`, `${NS}/${keep.pod}`].sort());
       expect(left(fake.state.services)).toEqual([`${NS}/${keep.service}`]);
       expect(left(fake.state.secrets)).toEqual([`${NS}/${keep.secret}`]);
-      const podDelete = fake.requests.find((r) => r.method === 'DELETE' && r.path.endsWith(`/pods/${k8sNames('job-rm-1').pod}`));
-      expect(Number(podDelete?.query.gracePeriodSeconds ?? (podDelete?.body as { gracePeriodSeconds?: number })?.gracePeriodSeconds)).toBeLessThanOrEqual(30);
+      const podDelete = fake.requests.find(
+        (r) => r.method === 'DELETE' && r.path.endsWith(`/pods/${k8sNames('job-rm-1').pod}`),
+      );
+      expect(
+        Number(
+          podDelete?.query.gracePeriodSeconds ??
+            (podDelete?.body as { gracePeriodSeconds?: number })?.gracePeriodSeconds,
+        ),
+      ).toBeLessThanOrEqual(30);
 
       await expect(adapter.remove('job-rm-1')).resolves.toBeUndefined();
       await expect(adapter.remove('job-never-1')).resolves.toBeUndefined();
@@ -462,20 +584,37 @@ describe('k8s adapter against the fake API server', () => {
 
   describe('the fake API server', () => {
     const post = async (pathname: string, body: unknown) => {
-      const res = await fetch(`${fake.url}${pathname}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${fake.url}${pathname}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as Record<string, any> };
     };
 
     it('answers invalid manifests with 422 Invalid, duplicates with 409 AlreadyExists, unknown names with 404 NotFound', async () => {
-      const invalid = await post(`/api/v1/namespaces/${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' }, spec: { containers: [{ name: 'c', image: 42 }] } });
+      const invalid = await post(`/api/v1/namespaces/${NS}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'Bad_Name' },
+        spec: { containers: [{ name: 'c', image: 42 }] },
+      });
       expect(invalid.status).toBe(422);
       expect(invalid.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Invalid', code: 422 });
       expect(invalid.body.message).toMatch(/image must be string/);
       expect(invalid.body.message).toMatch(/metadata.name/);
-      const badLabel = await post(`/api/v1/namespaces/${NS}/services`, { metadata: { name: 'svc', labels: { 'a/b/c': 'x y' } }, spec: { clusterIP: 'None' } });
+      const badLabel = await post(`/api/v1/namespaces/${NS}/services`, {
+        metadata: { name: 'svc', labels: { 'a/b/c': 'x y' } },
+        spec: { clusterIP: 'None' },
+      });
       expect(badLabel.status).toBe(422);
 
-      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ok' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'ok' },
+        spec: { containers: [{ name: 'c', image: 'busybox' }] },
+      };
       expect((await post(`/api/v1/namespaces/${NS}/pods`, pod)).status).toBe(201);
       const dup = await post(`/api/v1/namespaces/${NS}/pods`, pod);
       expect(dup).toMatchObject({ status: 409, body: { kind: 'Status', reason: 'AlreadyExists', code: 409 } });
@@ -493,8 +632,15 @@ describe('connecting to the API server', () => {
     const http = buildKubeConfig(clusterFor('http://127.0.0.1:8001'));
     expect(http.getCurrentCluster()).toMatchObject({ server: 'http://127.0.0.1:8001', skipTLSVerify: true });
     const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-    const tls = buildKubeConfig(clusterFor('https://k8s.example.com:6443/', { caCert: pem, username: 'admin', password: PASSWORD }), 'spark');
-    expect(tls.getCurrentCluster()).toMatchObject({ server: 'https://k8s.example.com:6443', skipTLSVerify: false, caData: Buffer.from(pem).toString('base64') });
+    const tls = buildKubeConfig(
+      clusterFor('https://k8s.example.com:6443/', { caCert: pem, username: 'admin', password: PASSWORD }),
+      'spark',
+    );
+    expect(tls.getCurrentCluster()).toMatchObject({
+      server: 'https://k8s.example.com:6443',
+      skipTLSVerify: false,
+      caData: Buffer.from(pem).toString('base64'),
+    });
     expect(tls.getCurrentUser()).toMatchObject({ username: 'admin', password: PASSWORD });
     expect(tls.getContextObject(tls.getCurrentContext())?.namespace).toBe('spark');
     expect(buildKubeConfig(clusterFor('https://k8s.example.com')).getCurrentCluster()?.skipTLSVerify).toBe(false);
@@ -512,10 +658,15 @@ describe('connecting to the API server', () => {
     it('sends the credentials; a wrong password fails without showing it', async () => {
       const ok = createK8sAdapter({ cluster: clusterFor(fake.url, { username: 'admin', password: PASSWORD }), config });
       expect((await ok.launch(scalaSpec())).phase).toBe('PENDING');
-      expect(fake.requests.every((r) => r.authorization === `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`)).toBe(true);
+      expect(
+        fake.requests.every((r) => r.authorization === `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`),
+      ).toBe(true);
 
       const wrongPassword = `${PASSWORD}-wrong`;
-      const bad = createK8sAdapter({ cluster: clusterFor(fake.url, { username: 'admin', password: wrongPassword }), config });
+      const bad = createK8sAdapter({
+        cluster: clusterFor(fake.url, { username: 'admin', password: wrongPassword }),
+        config,
+      });
       const st = await bad.status('job-0123abcd-1');
       expect(st.phase).toBe('UNKNOWN');
       expect(st.message).toContain('401');
@@ -547,10 +698,30 @@ describe('connecting to the API server', () => {
         ['client', 'spark-orchestrator'],
       ]) {
         ssl('req', ...ec, '-keyout', `${who}.key`, '-out', `${who}.csr`, '-subj', `/CN=${cn}`);
-        ssl('x509', '-req', '-in', `${who}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${who}.crt`, '-days', '2', '-extfile', `${who}.ext`);
+        ssl(
+          'x509',
+          '-req',
+          '-in',
+          `${who}.csr`,
+          '-CA',
+          'ca.crt',
+          '-CAkey',
+          'ca.key',
+          '-CAcreateserial',
+          '-out',
+          `${who}.crt`,
+          '-days',
+          '2',
+          '-extfile',
+          `${who}.ext`,
+        );
       }
-      for (const f of ['ca.crt', 'server.key', 'server.crt', 'client.key', 'client.crt']) pem[f] = readFileSync(path.join(dir, f), 'utf8');
-      fake = await startFakeK8s({ tls: { key: pem['server.key'], cert: pem['server.crt'], clientCa: pem['ca.crt'] }, phases: { runMs: null } });
+      for (const f of ['ca.crt', 'server.key', 'server.crt', 'client.key', 'client.crt'])
+        pem[f] = readFileSync(path.join(dir, f), 'utf8');
+      fake = await startFakeK8s({
+        tls: { key: pem['server.key'], cert: pem['server.crt'], clientCa: pem['ca.crt'] },
+        phases: { runMs: null },
+      });
     });
     afterAll(async () => {
       await fake?.stop();
@@ -558,33 +729,68 @@ describe('connecting to the API server', () => {
     });
 
     it('verifies the server with caCert and authenticates with clientCert/clientKey', async () => {
-      const a = createK8sAdapter({ cluster: clusterFor(fake.url, { caCert: pem['ca.crt'], clientCert: pem['client.crt'], clientKey: pem['client.key'] }), config });
+      const a = createK8sAdapter({
+        cluster: clusterFor(fake.url, {
+          caCert: pem['ca.crt'],
+          clientCert: pem['client.crt'],
+          clientKey: pem['client.key'],
+        }),
+        config,
+      });
       expect((await a.launch(scalaSpec())).phase).toBe('PENDING');
       expect(await a.status('job-0123abcd-1')).toMatchObject({ phase: expect.stringMatching(/PENDING|RUNNING/) });
       expect(fake.requests.at(-1)?.clientCertCN).toBe('spark-orchestrator');
     });
 
     it('decrypts a passphrase-protected client key; base64 (kubeconfig-style) PEMs work too', async () => {
-      const encrypted = createPrivateKey(pem['client.key']).export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'key-pass' }) as string;
+      const encrypted = createPrivateKey(pem['client.key']).export({
+        type: 'pkcs8',
+        format: 'pem',
+        cipher: 'aes-256-cbc',
+        passphrase: 'key-pass',
+      }) as string;
       const b64 = (s: string) => Buffer.from(s).toString('base64');
       const a = createK8sAdapter({
-        cluster: clusterFor(fake.url, { caCert: b64(pem['ca.crt']), clientCert: b64(pem['client.crt']), clientKey: encrypted, clientKeyPassphrase: 'key-pass' }),
+        cluster: clusterFor(fake.url, {
+          caCert: b64(pem['ca.crt']),
+          clientCert: b64(pem['client.crt']),
+          clientKey: encrypted,
+          clientKeyPassphrase: 'key-pass',
+        }),
         config,
       });
       expect((await a.status('job-0123abcd-1')).phase).not.toBe('UNKNOWN');
 
-      const wrong = createK8sAdapter({ cluster: clusterFor(fake.url, { caCert: pem['ca.crt'], clientCert: pem['client.crt'], clientKey: encrypted, clientKeyPassphrase: 'nope' }), config });
+      const wrong = createK8sAdapter({
+        cluster: clusterFor(fake.url, {
+          caCert: pem['ca.crt'],
+          clientCert: pem['client.crt'],
+          clientKey: encrypted,
+          clientKeyPassphrase: 'nope',
+        }),
+        config,
+      });
       const st = await wrong.status('job-0123abcd-1');
       expect(st.phase).toBe('UNKNOWN');
       expect(st.message).toMatch(/clientKeyPassphrase/);
       expect(st.message).not.toContain('nope');
-      await expect(wrong.launch(scalaSpec())).rejects.toMatchObject({ nonRetryable: true, type: 'InvalidClusterConfig' });
+      await expect(wrong.launch(scalaSpec())).rejects.toMatchObject({
+        nonRetryable: true,
+        type: 'InvalidClusterConfig',
+      });
     });
 
     it('is UNKNOWN without a client certificate or with the wrong CA', async () => {
       const noCert = createK8sAdapter({ cluster: clusterFor(fake.url, { caCert: pem['ca.crt'] }), config });
       expect((await noCert.status('job-0123abcd-1')).phase).toBe('UNKNOWN');
-      const wrongCa = createK8sAdapter({ cluster: clusterFor(fake.url, { caCert: pem['client.crt'], clientCert: pem['client.crt'], clientKey: pem['client.key'] }), config });
+      const wrongCa = createK8sAdapter({
+        cluster: clusterFor(fake.url, {
+          caCert: pem['client.crt'],
+          clientCert: pem['client.crt'],
+          clientKey: pem['client.key'],
+        }),
+        config,
+      });
       const st = await wrongCa.status('job-0123abcd-1');
       expect(st.phase).toBe('UNKNOWN');
       expect(st.message).not.toContain('PRIVATE KEY');

@@ -8,7 +8,9 @@ let h: Harness;
 let k8s: FakeK8s;
 
 beforeAll(async () => {
-  k8s = await startFakeK8s({ phases: { pendingMs: 50, runMs: (pod) => (JSON.stringify(pod.spec).includes('long') ? null : 300) } });
+  k8s = await startFakeK8s({
+    phases: { pendingMs: 50, runMs: (pod) => (JSON.stringify(pod.spec).includes('long') ? null : 300) },
+  });
   h = await startHarness();
   const c = await call(h, 'POST', '/cluster', {
     name: 'fake-k8s',
@@ -17,7 +19,14 @@ beforeAll(async () => {
     username: 'admin',
     password: 'k8s-password',
     sparkStorage: 'main',
-    storages: { main: { sparkBucket: 'spark', endpoint: 'http://s3.local:9000', accessKey: 'ACCESS-ID', secretKey: 'SECRET-VALUE' } },
+    storages: {
+      main: {
+        sparkBucket: 'spark',
+        endpoint: 'http://s3.local:9000',
+        accessKey: 'ACCESS-ID',
+        secretKey: 'SECRET-VALUE',
+      },
+    },
   });
   expect(c.status).toBe(200);
 });
@@ -28,18 +37,44 @@ afterAll(async () => {
 
 const app = { pyFiles: [{ name: 'main.py', content: 'print("hello from a pod")\n' }] };
 const waitState = (jobId: string, state: string) =>
-  eventually(async () => {
-    const j = (await call(h, 'GET', `/job/${jobId}`)).body;
-    return j.state === state ? j : undefined;
-  }, 30_000, 100);
+  eventually(
+    async () => {
+      const j = (await call(h, 'GET', `/job/${jobId}`)).body;
+      return j.state === state ? j : undefined;
+    },
+    30_000,
+    100,
+  );
 
 describe('single jobs on a k8s cluster', () => {
   it('runs a job as a driver pod with its service, reads pod logs, and cleans up when it finishes', async () => {
-    const r = await call(h, 'POST', '/job/submit', form({ name: 'pod-job', language: 'PYTHON', jobClass: 'main', clusterName: 'fake-k8s', executors: '2', driverMemory: '1g' }, app));
+    const r = await call(
+      h,
+      'POST',
+      '/job/submit',
+      form(
+        {
+          name: 'pod-job',
+          language: 'PYTHON',
+          jobClass: 'main',
+          clusterName: 'fake-k8s',
+          executors: '2',
+          driverMemory: '1g',
+        },
+        app,
+      ),
+    );
     expect(r.status).toBe(200);
     const jobId = r.body.jobId;
-    await eventually(async () => [...k8s.state.pods.values()].some((p) => p.metadata.labels?.['spark-orchestrator.io/job-id'] === jobId), 30_000, 50);
-    const pod = [...k8s.state.pods.values()].find((p) => p.metadata.labels?.['spark-orchestrator.io/job-id'] === jobId)!;
+    await eventually(
+      async () =>
+        [...k8s.state.pods.values()].some((p) => p.metadata.labels?.['spark-orchestrator.io/job-id'] === jobId),
+      30_000,
+      50,
+    );
+    const pod = [...k8s.state.pods.values()].find(
+      (p) => p.metadata.labels?.['spark-orchestrator.io/job-id'] === jobId,
+    )!;
     const container = pod.spec.containers[0];
     const podText = JSON.stringify(pod);
     // Storage credentials reach the pod through a secret, never in clear.
@@ -49,12 +84,22 @@ describe('single jobs on a k8s cluster', () => {
     const done = await waitState(jobId, 'FINISHED');
     expect(done.appId).toMatch(/^spark-/);
     // The driver pod and its service are removed once the job finished.
-    await eventually(async () => ![...k8s.state.pods.values()].some((p) => p.metadata.labels?.['spark-orchestrator.io/job-id'] === jobId), 10_000, 50);
+    await eventually(
+      async () =>
+        ![...k8s.state.pods.values()].some((p) => p.metadata.labels?.['spark-orchestrator.io/job-id'] === jobId),
+      10_000,
+      50,
+    );
     expect([...k8s.state.services.keys()].some((k) => k.includes(jobId.slice(0, 8)))).toBe(false);
   });
 
   it('cancels a running pod job: CANCELED and the pod deleted', async () => {
-    const r = await call(h, 'POST', '/job/submit', form({ name: 'long', language: 'PYTHON', jobClass: 'main', clusterName: 'fake-k8s' }, app));
+    const r = await call(
+      h,
+      'POST',
+      '/job/submit',
+      form({ name: 'long', language: 'PYTHON', jobClass: 'main', clusterName: 'fake-k8s' }, app),
+    );
     const jobId = r.body.jobId;
     await waitState(jobId, 'BUSY');
     const logs = await call(h, 'GET', `/job/${jobId}/logs`);
@@ -63,11 +108,21 @@ describe('single jobs on a k8s cluster', () => {
     expect(logs.body[0].log.length).toBeGreaterThan(0);
     expect((await call(h, 'POST', `/job/${jobId}/cancel`)).status).toBe(200);
     await waitState(jobId, 'CANCELED');
-    await eventually(async () => ![...k8s.state.pods.values()].some((p) => p.metadata.labels?.['spark-orchestrator.io/job-id'] === jobId), 10_000, 50);
+    await eventually(
+      async () =>
+        ![...k8s.state.pods.values()].some((p) => p.metadata.labels?.['spark-orchestrator.io/job-id'] === jobId),
+      10_000,
+      50,
+    );
   });
 
   it('reads UNKNOWN while the API server is unreachable and recovers', async () => {
-    const r = await call(h, 'POST', '/job/submit', form({ name: 'long-unknown', language: 'PYTHON', jobClass: 'main', clusterName: 'fake-k8s' }, app));
+    const r = await call(
+      h,
+      'POST',
+      '/job/submit',
+      form({ name: 'long-unknown', language: 'PYTHON', jobClass: 'main', clusterName: 'fake-k8s' }, app),
+    );
     const jobId = r.body.jobId;
     await waitState(jobId, 'BUSY');
     k8s.setUnavailable(503);
@@ -80,7 +135,12 @@ describe('single jobs on a k8s cluster', () => {
 });
 
 /** Reads an SSE response until `stop` says so; returns the events seen. */
-async function readSse(url: string, headers: Record<string, string>, stop: (events: { id: string; data: any }[]) => boolean, timeoutMs = 30_000) {
+async function readSse(
+  url: string,
+  headers: Record<string, string>,
+  stop: (events: { id: string; data: any }[]) => boolean,
+  timeoutMs = 30_000,
+) {
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), timeoutMs);
   const events: { id: string; data: any }[] = [];
@@ -110,14 +170,21 @@ async function readSse(url: string, headers: Record<string, string>, stop: (even
 
 describe('the SSE job stream', () => {
   it('filters by jobIds and resumes after Last-Event-ID without a gap', async () => {
-    const r = await call(h, 'POST', '/job/submit', form({ name: 'streamed', language: 'PYTHON', jobClass: 'main', clusterName: 'fake-k8s' }, app));
+    const r = await call(
+      h,
+      'POST',
+      '/job/submit',
+      form({ name: 'streamed', language: 'PYTHON', jobClass: 'main', clusterName: 'fake-k8s' }, app),
+    );
     const jobId = r.body.jobId;
     // A first connection sees the job's first change, then drops.
     const first = await readSse(`${h.url}/job/updates?jobIds=${jobId}`, {}, (ev) => ev.length >= 1);
     expect(first[0].data.jobId).toBe(jobId);
     await waitState(jobId, 'FINISHED');
     // Reconnecting with the last id it saw delivers everything after it, up to FINISHED.
-    const rest = await readSse(`${h.url}/job/updates?jobIds=${jobId}`, { 'Last-Event-ID': first[0].id }, (ev) => ev.some((e) => e.data.state === 'FINISHED'));
+    const rest = await readSse(`${h.url}/job/updates?jobIds=${jobId}`, { 'Last-Event-ID': first[0].id }, (ev) =>
+      ev.some((e) => e.data.state === 'FINISHED'),
+    );
     const states = [first[0].data.state, ...rest.map((e) => e.data.state)];
     expect(states[states.length - 1]).toBe('FINISHED');
     expect(rest.every((e) => e.data.jobId === jobId)).toBe(true);

@@ -29,7 +29,9 @@ beforeAll(async () => {
 afterAll(async () => t?.stop());
 
 let n = 0;
-async function start(over: Partial<Omit<Schedule, 'jobs'>> = {}): Promise<{ id: string; h: WorkflowHandle<typeof scheduleWorkflow> }> {
+async function start(
+  over: Partial<Omit<Schedule, 'jobs'>> = {},
+): Promise<{ id: string; h: WorkflowHandle<typeof scheduleWorkflow> }> {
   const id = `sch${Date.now()}x${++n}`;
   const input: ScheduleWorkflowInput = {
     schedule: {
@@ -51,10 +53,26 @@ async function start(over: Partial<Omit<Schedule, 'jobs'>> = {}): Promise<{ id: 
       memorySettings: { dynamicAllocation: false },
       ...over,
     },
-    spec: { name: `s-${id}`, language: 'PYTHON', clusterName: 'local', jobClass: 'main.py', args: [], jobConfig: {}, pyRequirements: [], packages: [], memorySettings: { dynamicAllocation: false }, artifacts: { jars: [], files: [], pyFiles: [] }, tags: {} },
+    spec: {
+      name: `s-${id}`,
+      language: 'PYTHON',
+      clusterName: 'local',
+      jobClass: 'main.py',
+      args: [],
+      jobConfig: {},
+      pyRequirements: [],
+      packages: [],
+      memorySettings: { dynamicAllocation: false },
+      artifacts: { jars: [], files: [], pyFiles: [] },
+      tags: {},
+    },
     taskQueue: 'jobs',
   };
-  const h = await t.env.client.workflow.start<typeof scheduleWorkflow>('scheduleWorkflow', { taskQueue: TASK_QUEUE, workflowId: scheduleKeeperWorkflowId(id), args: [input] });
+  const h = await t.env.client.workflow.start<typeof scheduleWorkflow>('scheduleWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: scheduleKeeperWorkflowId(id),
+    args: [input],
+  });
   return { id, h };
 }
 
@@ -72,7 +90,9 @@ describe('schedule keeper workflow', () => {
   it('creates the Temporal Schedule and the record, and moves between ENABLED, PAUSED and DISABLED', async () => {
     const { id, h } = await start();
     expect(await h.executeUpdate(acceptedScheduleUpdate)).toEqual({ scheduleId: id });
-    expect(temporal.appliedTo(id)).toEqual([expect.objectContaining({ cron: '0 2 * * *', paused: false, note: '', taskQueue: 'jobs' })]);
+    expect(temporal.appliedTo(id)).toEqual([
+      expect.objectContaining({ cron: '0 2 * * *', paused: false, note: '', taskQueue: 'jobs' }),
+    ]);
     expect(read.schedule(id)?.state).toBe('ENABLED');
 
     await h.executeUpdate(pauseScheduleUpdate);
@@ -106,8 +126,16 @@ describe('schedule keeper workflow', () => {
       temporal.slowApply(0);
     }
     expect(temporal.maxInFlight()).toBe(1);
-    expect(read.schedule(id)).toMatchObject({ description: 'nightly load', cron: '*/5 * * * *', args: ['--full'], pyRequirements: 'numpy' });
-    expect(temporal.appliedTo(id).at(-1)).toMatchObject({ cron: '*/5 * * * *', spec: expect.objectContaining({ args: ['--full'], pyRequirements: ['numpy'] }) });
+    expect(read.schedule(id)).toMatchObject({
+      description: 'nightly load',
+      cron: '*/5 * * * *',
+      args: ['--full'],
+      pyRequirements: 'numpy',
+    });
+    expect(temporal.appliedTo(id).at(-1)).toMatchObject({
+      cron: '*/5 * * * *',
+      spec: expect.objectContaining({ args: ['--full'], pyRequirements: ['numpy'] }),
+    });
   });
 
   it('disables itself at its endTime; it resumes only once endTime is moved', async () => {

@@ -39,19 +39,28 @@ export async function startWorkflowEnv(activities: object, opts: EnvOptions = {}
   }
   const dynamic: Record<string, string | number | boolean> = {
     'frontend.enableUpdateWorkflowExecution': true,
-    ...(opts.suggestContinueAsNewAfter ? { 'limit.historyCount.suggestContinueAsNew': opts.suggestContinueAsNewAfter } : {}),
+    ...(opts.suggestContinueAsNewAfter
+      ? { 'limit.historyCount.suggestContinueAsNew': opts.suggestContinueAsNewAfter }
+      : {}),
   };
   const [env, bundle] = await Promise.all([
     TestWorkflowEnvironment.createLocal({
       server: {
         executable: { type: 'existing-path', path: TEMPORAL_CLI },
-        searchAttributes: Object.values(SearchAttr).map((n) => defineSearchAttributeKey(n, SearchAttributeType.KEYWORD)),
+        searchAttributes: Object.values(SearchAttr).map((n) =>
+          defineSearchAttributeKey(n, SearchAttributeType.KEYWORD),
+        ),
         extraArgs: Object.entries(dynamic).flatMap(([k, v]) => ['--dynamic-config-value', `${k}=${JSON.stringify(v)}`]),
       },
     }),
     workflowBundle(),
   ]);
-  const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: TASK_QUEUE, workflowBundle: bundle, activities });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: TASK_QUEUE,
+    workflowBundle: bundle,
+    activities,
+  });
   const running = worker.run();
   return {
     env,
@@ -71,7 +80,11 @@ const workflowBundle = () =>
   }));
 
 /** Polls `fn` until it returns something other than undefined/false. */
-export async function eventually<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -1,6 +1,12 @@
 // A cluster's secret fields: sealed by the API, masked in responses, unsealed by the worker.
 import { describe, expect, it } from 'vitest';
-import { clusterSecretValues, MASK, maskSecret, sealClusterSecrets, unsealClusterSecrets } from '../../lib/cluster-secrets';
+import {
+  clusterSecretValues,
+  MASK,
+  maskSecret,
+  sealClusterSecrets,
+  unsealClusterSecrets,
+} from '../../lib/cluster-secrets';
 import { encryptSecret, isEncrypted } from '../../lib/crypto';
 
 const KEY = '0f'.repeat(32);
@@ -18,7 +24,8 @@ describe('cluster secrets', () => {
   it('seals every secret field and nothing else; unsealing gives the body back', () => {
     const sealed = sealClusterSecrets(KEY, body);
     const storage = (sealed.storages as Record<string, Record<string, unknown>>).s3;
-    for (const v of [sealed.clientKey, sealed.password, storage.accessKey, storage.secretKey]) expect(isEncrypted(v)).toBe(true);
+    for (const v of [sealed.clientKey, sealed.password, storage.accessKey, storage.secretKey])
+      expect(isEncrypted(v)).toBe(true);
     expect(sealed).toMatchObject({ name: 'prod', url: 'https://k8s:6443', caCert: 'not a secret' });
     expect(storage.sparkBucket).toBe('spark');
     expect(JSON.stringify(sealed)).not.toMatch(/hunter22|AKIA1234|very-secret|PRIVATE KEY/);
@@ -29,14 +36,21 @@ describe('cluster secrets', () => {
     const stored = sealClusterSecrets(KEY, body);
     const update = sealClusterSecrets(
       KEY,
-      { password: MASK, clientKey: '', storages: { s3: { secretKey: MASK, accessKey: 'NEW-KEY' }, other: { secretKey: MASK } } },
+      {
+        password: MASK,
+        clientKey: '',
+        storages: { s3: { secretKey: MASK, accessKey: 'NEW-KEY' }, other: { secretKey: MASK } },
+      },
       stored,
     );
     expect(update.password).toBe(stored.password);
     expect(update.clientKey).toBeUndefined();
     const storages = update.storages as Record<string, Record<string, unknown>>;
     expect(storages.s3.secretKey).toBe((stored.storages as Record<string, Record<string, unknown>>).s3.secretKey);
-    expect(unsealClusterSecrets(KEY, update)).toMatchObject({ password: 'hunter22', storages: { s3: { accessKey: 'NEW-KEY', secretKey: 'very-secret' } } });
+    expect(unsealClusterSecrets(KEY, update)).toMatchObject({
+      password: 'hunter22',
+      storages: { s3: { accessKey: 'NEW-KEY', secretKey: 'very-secret' } },
+    });
     // MASK for a secret never stored leaves nothing.
     expect(storages.other.secretKey).toBeUndefined();
   });
@@ -52,6 +66,11 @@ describe('cluster secrets', () => {
   });
 
   it('lists the plain secrets of at least 4 characters, to scrub them from messages', () => {
-    expect(clusterSecretValues({ ...body, clientKeyPassphrase: 'abc' })).toEqual(['hunter22', 'PRIVATE KEY', 'AKIA1234', 'very-secret']);
+    expect(clusterSecretValues({ ...body, clientKeyPassphrase: 'abc' })).toEqual([
+      'hunter22',
+      'PRIVATE KEY',
+      'AKIA1234',
+      'very-secret',
+    ]);
   });
 });

@@ -30,7 +30,11 @@ describe('delimited strings (docs/api.md: Delimited strings)', () => {
     expect(() => parseJobConfig('jobConfig', 'executor.memory=2g')).toThrow(/jobConfig: key 'executor.memory'/);
   });
   it('parses pyRequirements', () => {
-    expect(parsePyRequirements('pyRequirements', 'numpy==1.26.4;requests; pandas[excel]==2.0')).toEqual(['numpy==1.26.4', 'requests', 'pandas[excel]==2.0']);
+    expect(parsePyRequirements('pyRequirements', 'numpy==1.26.4;requests; pandas[excel]==2.0')).toEqual([
+      'numpy==1.26.4',
+      'requests',
+      'pandas[excel]==2.0',
+    ]);
     expect(() => parsePyRequirements('pyRequirements', 'numpy>=1')).toThrow(/pyRequirements/);
     expect(() => parsePyRequirements('pyRequirements', 'a==1==2')).toThrow(FieldError);
     expect(() => parsePyRequirements('pyRequirements', 'rm -rf /')).toThrow(FieldError);
@@ -49,7 +53,8 @@ describe('delimited strings (docs/api.md: Delimited strings)', () => {
   it('checks JVM memory strings and Kubernetes quantities', () => {
     expect(checkJvmMemory('m', '512m')).toBe('512m');
     expect(jvmMemoryBytes('2g')).toBe(2 * 1024 ** 3);
-    for (const bad of ['512', '1.5g', '1gb', 'g', '0m', '-1g']) expect(() => checkJvmMemory('m', bad)).toThrow(FieldError);
+    for (const bad of ['512', '1.5g', '1gb', 'g', '0m', '-1g'])
+      expect(() => checkJvmMemory('m', bad)).toThrow(FieldError);
     for (const ok of ['500m', '2', '1.5', '4Gi', '100M', '1e3', '0.5']) expect(checkQuantity('q', ok)).toBe(ok);
     for (const bad of ['1 GB', 'lots', '4gi', '', '1..2']) expect(() => checkQuantity('q', bad)).toThrow(FieldError);
   });
@@ -57,7 +62,13 @@ describe('delimited strings (docs/api.md: Delimited strings)', () => {
 
 describe('memory settings (docs/api.md: Memory settings)', () => {
   it('parses form strings into typed settings and Spark properties', () => {
-    const m = parseMemorySettings({ executors: '2', driverMemory: '1g', dynamicAllocation: 'true', minExecutors: '1', maxExecutors: '3' });
+    const m = parseMemorySettings({
+      executors: '2',
+      driverMemory: '1g',
+      dynamicAllocation: 'true',
+      minExecutors: '1',
+      maxExecutors: '3',
+    });
     expect(m).toEqual({ executors: 2, driverMemory: '1g', dynamicAllocation: true, minExecutors: 1, maxExecutors: 3 });
     expect(memorySparkConf(m)).toMatchObject({
       'spark.executor.instances': '2',
@@ -76,6 +87,11 @@ describe('memory settings (docs/api.md: Memory settings)', () => {
   });
   it('keeps base values for fields an update leaves out', () => {
     const base = parseMemorySettings({ executors: '2', driverMemory: '1g' });
-    expect(parseMemorySettings({ executorMemory: '3g' }, base)).toEqual({ executors: 2, driverMemory: '1g', executorMemory: '3g', dynamicAllocation: false });
+    expect(parseMemorySettings({ executorMemory: '3g' }, base)).toEqual({
+      executors: 2,
+      driverMemory: '1g',
+      executorMemory: '3g',
+      dynamicAllocation: false,
+    });
   });
 });

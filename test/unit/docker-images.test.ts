@@ -14,7 +14,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOCKER = path.join(ROOT, 'deploy/docker');
 const STACK_DIR = process.env.STACK_DIR ?? path.join(ROOT, '.stack');
-const PYTHON = existsSync(path.join(STACK_DIR, 'venv/bin/python')) ? path.join(STACK_DIR, 'venv/bin/python') : 'python3';
+const PYTHON = existsSync(path.join(STACK_DIR, 'venv/bin/python'))
+  ? path.join(STACK_DIR, 'venv/bin/python')
+  : 'python3';
 
 interface Instruction {
   op: string;
@@ -53,7 +55,11 @@ function parseDockerfile(text: string): { args: Record<string, string>; stages: 
     if (ins.op === 'FROM') {
       const m = /^(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(ins.args);
       if (!m) throw new Error(`line ${ins.line}: FROM ${ins.args}`);
-      stages.push({ from: m[1].replace(/\$\{(\w+)\}/g, (_, a: string) => args[a] ?? `\${${a}}`), name: m[2], instructions: [] });
+      stages.push({
+        from: m[1].replace(/\$\{(\w+)\}/g, (_, a: string) => args[a] ?? `\${${a}}`),
+        name: m[2],
+        instructions: [],
+      });
     } else if (stages.length === 0) {
       if (ins.op !== 'ARG') throw new Error(`line ${ins.line}: ${ins.op} before FROM`);
       const [k, v] = ins.args.split('=');
@@ -77,7 +83,11 @@ function copiesOf(stage: Stage): Copy[] {
       const words = i.args.split(/\s+/);
       const flags = words.filter((w) => w.startsWith('--'));
       const paths = words.filter((w) => !w.startsWith('--'));
-      return { from: flags.find((f) => f.startsWith('--from='))?.slice(7), sources: paths.slice(0, -1), dest: paths[paths.length - 1] };
+      return {
+        from: flags.find((f) => f.startsWith('--from='))?.slice(7),
+        sources: paths.slice(0, -1),
+        dest: paths[paths.length - 1],
+      };
     });
 }
 
@@ -128,11 +138,17 @@ function filesOf(source: string): string[] {
   if (!/[*?]/.test(source)) return walk(source.replace(/\/+$/, '') || '.');
   const dir = path.posix.dirname(source);
   const re = globRegex(path.posix.basename(source));
-  return existsSync(path.join(ROOT, dir)) ? readdirSync(path.join(ROOT, dir)).filter((f) => re.test(f)).map((f) => `${dir}/${f}`) : [];
+  return existsSync(path.join(ROOT, dir))
+    ? readdirSync(path.join(ROOT, dir))
+        .filter((f) => re.test(f))
+        .map((f) => `${dir}/${f}`)
+    : [];
 }
 
 const dockerfiles = ['service.Dockerfile', 'driver.Dockerfile'];
-const parsed = Object.fromEntries(dockerfiles.map((f) => [f, parseDockerfile(readFileSync(path.join(DOCKER, f), 'utf8'))]));
+const parsed = Object.fromEntries(
+  dockerfiles.map((f) => [f, parseDockerfile(readFileSync(path.join(DOCKER, f), 'utf8'))]),
+);
 const lastUser = (s: Stage) => s.instructions.filter((i) => i.op === 'USER').at(-1)?.args;
 const stageNamed = (file: string, name: string) => parsed[file].stages.find((s) => s.name === name)!;
 /** FROM names that are neither earlier stages nor pinned images: build contexts the caller must pass. */
@@ -159,7 +175,8 @@ describe('Dockerfiles', () => {
           const files = filesOf(src);
           if (files.length === 0) problems.push(`${src}: not in the repository`);
           else if (files.every(ignored)) problems.push(`${src}: excluded by ${file}.dockerignore`);
-          else if (!/[*?]/.test(src) && src !== '.' && statSync(path.join(ROOT, src)).isFile() && ignored(src)) problems.push(`${src}: excluded`);
+          else if (!/[*?]/.test(src) && src !== '.' && statSync(path.join(ROOT, src)).isFile() && ignored(src))
+            problems.push(`${src}: excluded`);
         }
       }
     }
@@ -175,22 +192,42 @@ describe('Dockerfiles', () => {
         expect(s.from, `FROM ${s.from}`).toMatch(/^[\w./-]+:[\w.-]+$/);
         expect(s.from).not.toMatch(/:latest$/);
       }
-      for (const c of copiesOf(s)) if (c.from) expect(names.has(c.from), `COPY --from=${c.from} in stage ${s.name}`).toBe(true);
+      for (const c of copiesOf(s))
+        if (c.from) expect(names.has(c.from), `COPY --from=${c.from} in stage ${s.name}`).toBe(true);
       if (s.name) names.add(s.name);
     }
   });
 
   it('the service image builds dist/ and keeps only production dependencies, non-root, JSON logs', () => {
     const build = stageNamed('service.Dockerfile', 'build');
-    expect(build.instructions.some((i) => i.op === 'RUN' && /npm run build/.test(i.args) && /dist\/api\.js/.test(i.args) && /dist\/worker\.js/.test(i.args))).toBe(true);
-    expect(stageNamed('service.Dockerfile', 'deps').instructions.some((i) => i.op === 'RUN' && /npm install --omit=dev/.test(i.args))).toBe(true);
+    expect(
+      build.instructions.some(
+        (i) =>
+          i.op === 'RUN' &&
+          /npm run build/.test(i.args) &&
+          /dist\/api\.js/.test(i.args) &&
+          /dist\/worker\.js/.test(i.args),
+      ),
+    ).toBe(true);
+    expect(
+      stageNamed('service.Dockerfile', 'deps').instructions.some(
+        (i) => i.op === 'RUN' && /npm install --omit=dev/.test(i.args),
+      ),
+    ).toBe(true);
     const { stages } = parsed['service.Dockerfile'];
     const runtime = stages.at(-1)!;
     expect(runtime.name).toBe('runtime');
     for (const s of [runtime, stageNamed('service.Dockerfile', 'runtime-spark')]) {
       expect(lastUser(s)).toBe('185:185');
       const copied = copiesOf(s).map((c) => `${c.from ?? ''}:${c.sources.join(',')}`);
-      expect(copied).toEqual(expect.arrayContaining(['deps:/app/node_modules', 'build:/app/dist', ':package.json', ':deploy/docker/healthcheck.mjs']));
+      expect(copied).toEqual(
+        expect.arrayContaining([
+          'deps:/app/node_modules',
+          'build:/app/dist',
+          ':package.json',
+          ':deploy/docker/healthcheck.mjs',
+        ]),
+      );
       expect(s.instructions.some((i) => i.op === 'ENV' && /LOG_FORMAT=json/.test(i.args))).toBe(true);
     }
     expect(runtime.instructions.find((i) => i.op === 'CMD')?.args).toBe('["node", "dist/api.js"]');
@@ -205,7 +242,13 @@ describe('Dockerfiles', () => {
     expect(lastUser(driver)).toBe('185:185');
     expect(parsed['driver.Dockerfile'].stages.at(-1)).toBe(driver);
     const dests = copiesOf(driver).map((c) => c.dest);
-    expect(dests).toEqual(expect.arrayContaining(['/opt/spark-orchestrator/runner/runner.py', '/opt/spark-orchestrator/runner/spark_runner/', '/opt/spark/jars/']));
+    expect(dests).toEqual(
+      expect.arrayContaining([
+        '/opt/spark-orchestrator/runner/runner.py',
+        '/opt/spark-orchestrator/runner/spark_runner/',
+        '/opt/spark/jars/',
+      ]),
+    );
     // The same selection the RUN step makes from runner/requirements.txt.
     const install = driver.instructions.find((i) => i.op === 'RUN' && i.args.includes('requirements'))!.args;
     const pattern = new RegExp(/grep -E '([^']+)'/.exec(install)![1]);
@@ -219,8 +262,16 @@ describe('Dockerfiles', () => {
 
   it('the driver jars match the Hadoop inside Spark 3.5.7', () => {
     const pom = readFileSync(path.join(DOCKER, 'driver-jars.pom.xml'), 'utf8');
-    const deps = [...pom.matchAll(/<groupId>([^<]+)<\/groupId>\s*<artifactId>([^<]+)<\/artifactId>\s*<version>([^<]+)<\/version>/g)].map((m) => `${m[1]}:${m[2]}:${m[3]}`);
-    expect(deps).toEqual(expect.arrayContaining(['cloud.ilum:ilum-job-api:6.0.0', 'org.apache.hadoop:hadoop-aws:3.3.4', 'com.amazonaws:aws-java-sdk-bundle:1.12.262']));
+    const deps = [
+      ...pom.matchAll(/<groupId>([^<]+)<\/groupId>\s*<artifactId>([^<]+)<\/artifactId>\s*<version>([^<]+)<\/version>/g),
+    ].map((m) => `${m[1]}:${m[2]}:${m[3]}`);
+    expect(deps).toEqual(
+      expect.arrayContaining([
+        'cloud.ilum:ilum-job-api:6.0.0',
+        'org.apache.hadoop:hadoop-aws:3.3.4',
+        'com.amazonaws:aws-java-sdk-bundle:1.12.262',
+      ]),
+    );
     // pyspark 3.5.7 (runner/requirements.txt) ships the same Spark jars as the image.
     expect(readFileSync(path.join(ROOT, 'runner/requirements.txt'), 'utf8')).toMatch(/^pyspark==3\.5\.7\b/m);
     const venvLib = path.join(STACK_DIR, 'venv/lib');
@@ -270,7 +321,11 @@ describe('temporal-dev.yml', () => {
   });
 
   it('builds the three images from the Dockerfiles and targets that exist, and uses them', () => {
-    const built = Object.fromEntries(Object.entries(services).filter(([, s]) => s.build).map(([n, s]) => [n, s]));
+    const built = Object.fromEntries(
+      Object.entries(services)
+        .filter(([, s]) => s.build)
+        .map(([n, s]) => [n, s]),
+    );
     expect(Object.keys(built).sort()).toEqual(['api', 'driver', 'worker']);
     for (const [name, s] of Object.entries(built)) {
       const file = path.basename(s.build.dockerfile);
@@ -278,7 +333,9 @@ describe('temporal-dev.yml', () => {
       expect(s.build.context).toBe('.');
       if (s.build.target) expect(stageNamed(file, s.build.target), `${name} target`).toBeTruthy();
       // Named contexts the Dockerfile needs come from another service's image.
-      for (const ctx of namedContexts(file).filter((c) => !s.build.target || c === stageNamed(file, s.build.target).from)) {
+      for (const ctx of namedContexts(file).filter(
+        (c) => !s.build.target || c === stageNamed(file, s.build.target).from,
+      )) {
         expect(s.build.additional_contexts?.[ctx], `${name}: context ${ctx}`).toMatch(/^service:/);
         expect(services[s.build.additional_contexts[ctx].slice('service:'.length)]).toBeTruthy();
       }
@@ -295,18 +352,25 @@ describe('temporal-dev.yml', () => {
     for (const [name, s] of Object.entries(services)) {
       for (const [dep, cond] of Object.entries((s.depends_on ?? {}) as Record<string, { condition: string }>)) {
         expect(services[dep], `${name} → ${dep}`).toBeTruthy();
-        if (cond.condition === 'service_healthy') expect(services[dep].healthcheck, `${dep} has a health check`).toBeTruthy();
+        if (cond.condition === 'service_healthy')
+          expect(services[dep].healthcheck, `${dep} has a health check`).toBeTruthy();
         if (cond.condition === 'service_completed_successfully') expect(services[dep].restart).toBe('no');
       }
     }
-    expect(services.api.depends_on).toMatchObject({ temporal: { condition: 'service_healthy' }, mongo: { condition: 'service_healthy' } });
+    expect(services.api.depends_on).toMatchObject({
+      temporal: { condition: 'service_healthy' },
+      mongo: { condition: 'service_healthy' },
+    });
   });
 });
 
 describe('healthcheck.mjs', () => {
   const check = async (mode: string, env: Record<string, string>): Promise<{ code: number; stderr: string }> => {
     try {
-      await promisify(execFile)(process.execPath, [path.join(DOCKER, 'healthcheck.mjs'), mode], { env: { ...process.env, ...env }, timeout: 10_000 });
+      await promisify(execFile)(process.execPath, [path.join(DOCKER, 'healthcheck.mjs'), mode], {
+        env: { ...process.env, ...env },
+        timeout: 10_000,
+      });
       return { code: 0, stderr: '' };
     } catch (e) {
       const err = e as { code?: number; stderr?: string };

@@ -5,7 +5,14 @@ import { failureMessage } from '../../domain/failure';
 describe('failureMessage', () => {
   it("takes an activity failure's cause, which holds what the activity said", () => {
     const cause = ApplicationFailure.nonRetryable("cluster 'x' does not exist", 'ClusterNotFound');
-    const err = new ActivityFailure('Activity task failed', 'launchDriver', '1', RetryState.NON_RETRYABLE_FAILURE, undefined, cause);
+    const err = new ActivityFailure(
+      'Activity task failed',
+      'launchDriver',
+      '1',
+      RetryState.NON_RETRYABLE_FAILURE,
+      undefined,
+      cause,
+    );
     expect(failureMessage(err)).toBe("cluster 'x' does not exist");
   });
 

@@ -31,8 +31,16 @@ describe('group reconcile', () => {
     const starting = inst('starting', { ready: false });
     expect(drainRank(starting)).toBeLessThan(drainRank(idle));
     expect(drainRank(idle)).toBeLessThan(drainRank(busy));
-    expect(planReconcile([busy, idle, starting], 1, 1)).toEqual({ start: 0, drain: ['idle', 'starting'], stop: ['idle', 'starting'] });
-    expect(planReconcile([busy, idle, starting], 1, 0)).toEqual({ start: 0, drain: ['busy', 'idle', 'starting'], stop: ['idle', 'starting'] });
+    expect(planReconcile([busy, idle, starting], 1, 1)).toEqual({
+      start: 0,
+      drain: ['idle', 'starting'],
+      stop: ['idle', 'starting'],
+    });
+    expect(planReconcile([busy, idle, starting], 1, 0)).toEqual({
+      start: 0,
+      drain: ['busy', 'idle', 'starting'],
+      stop: ['idle', 'starting'],
+    });
     // A busy instance already draining stops once it reports idle.
     expect(planReconcile([inst('busy', { draining: true })], 1, 0)).toEqual({ start: 0, drain: [], stop: ['busy'] });
   });
@@ -58,16 +66,32 @@ describe('group reconcile', () => {
 describe('instance status', () => {
   it('ends the instance when its driver is gone, whatever the phase', () => {
     const j = job({ state: 'READY' });
-    expect(instanceStatusEffect(j, inst('a'), { phase: 'FAILED', message: 'OOM' })).toEqual({ ended: true, error: 'OOM' });
-    expect(instanceStatusEffect(j, inst('a'), { phase: 'MISSING' })).toEqual({ ended: true, error: 'driver disappeared' });
+    expect(instanceStatusEffect(j, inst('a'), { phase: 'FAILED', message: 'OOM' })).toEqual({
+      ended: true,
+      error: 'OOM',
+    });
+    expect(instanceStatusEffect(j, inst('a'), { phase: 'MISSING' })).toEqual({
+      ended: true,
+      error: 'driver disappeared',
+    });
     expect(instanceStatusEffect(j, inst('a'), { phase: 'SUCCEEDED' })).toEqual({ ended: true, error: 'driver ended' });
   });
 
   it('records a new appId, UNKNOWN while unobservable, and the live state when seen again', () => {
-    expect(instanceStatusEffect(job({ state: 'STARTING' }), inst('a', { ready: false }), { phase: 'RUNNING', appId: 'app' })).toEqual({ ended: false, patch: { appId: 'app' } });
-    expect(instanceStatusEffect(job({ state: 'READY', appId: 'app' }), inst('a'), { phase: 'RUNNING', appId: 'app' })).toEqual({ ended: false, patch: {} });
-    expect(instanceStatusEffect(job({ state: 'BUSY' }), inst('a', { busy: true }), { phase: 'UNKNOWN' })).toEqual({ ended: false, patch: { state: 'UNKNOWN' } });
-    expect(instanceStatusEffect(job({ state: 'UNKNOWN' }), inst('a', { busy: true }), { phase: 'RUNNING' })).toEqual({ ended: false, patch: { state: 'BUSY' } });
+    expect(
+      instanceStatusEffect(job({ state: 'STARTING' }), inst('a', { ready: false }), { phase: 'RUNNING', appId: 'app' }),
+    ).toEqual({ ended: false, patch: { appId: 'app' } });
+    expect(
+      instanceStatusEffect(job({ state: 'READY', appId: 'app' }), inst('a'), { phase: 'RUNNING', appId: 'app' }),
+    ).toEqual({ ended: false, patch: {} });
+    expect(instanceStatusEffect(job({ state: 'BUSY' }), inst('a', { busy: true }), { phase: 'UNKNOWN' })).toEqual({
+      ended: false,
+      patch: { state: 'UNKNOWN' },
+    });
+    expect(instanceStatusEffect(job({ state: 'UNKNOWN' }), inst('a', { busy: true }), { phase: 'RUNNING' })).toEqual({
+      ended: false,
+      patch: { state: 'BUSY' },
+    });
     expect(instanceJobState({ ready: false, busy: false })).toBe('STARTING');
     expect(instanceJobState({ ready: true, busy: false })).toBe('READY');
     expect(instanceJobState({ ready: true, busy: true })).toBe('BUSY');

@@ -27,7 +27,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const CHART = path.join(ROOT, 'deploy/helm/spark-orchestrator');
 const STACK_DIR = process.env.STACK_DIR ?? path.join(ROOT, '.stack');
 const HELM_SDK = path.join(STACK_DIR, 'helm-sdk');
-const PYTHON = existsSync(path.join(STACK_DIR, 'venv/bin/python')) ? path.join(STACK_DIR, 'venv/bin/python') : 'python3';
+const PYTHON = existsSync(path.join(STACK_DIR, 'venv/bin/python'))
+  ? path.join(STACK_DIR, 'venv/bin/python')
+  : 'python3';
 const RELEASE = 'orch';
 const NAMESPACE = 'spark-orchestrator';
 const KEY = 'a'.repeat(64);
@@ -44,11 +46,18 @@ interface Rendered {
 }
 
 function python(args: string[], input?: string): string {
-  return execFileSync(PYTHON, args, { input, env: { ...process.env, PYTHONPATH: HELM_SDK }, encoding: 'utf8', maxBuffer: 64 << 20 });
+  return execFileSync(PYTHON, args, {
+    input,
+    env: { ...process.env, PYTHONPATH: HELM_SDK },
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
 }
 
 function render(values: Record<string, unknown>, release = RELEASE, namespace = NAMESPACE, chart = CHART): Rendered {
-  return JSON.parse(python([path.join(ROOT, 'deploy/helm/render.py'), 'chart', chart, release, namespace], JSON.stringify(values)));
+  return JSON.parse(
+    python([path.join(ROOT, 'deploy/helm/render.py'), 'chart', chart, release, namespace], JSON.stringify(values)),
+  );
 }
 
 function objects(values: Record<string, unknown>, release = RELEASE): KObject[] {
@@ -59,12 +68,18 @@ function objects(values: Record<string, unknown>, release = RELEASE): KObject[] 
 
 const merge = (...vs: Record<string, any>[]): Record<string, any> =>
   vs.reduce((acc, v) => {
-    for (const [k, x] of Object.entries(v)) acc[k] = x && typeof x === 'object' && !Array.isArray(x) ? merge(acc[k] ?? {}, x) : x;
+    for (const [k, x] of Object.entries(v))
+      acc[k] = x && typeof x === 'object' && !Array.isArray(x) ? merge(acc[k] ?? {}, x) : x;
     return acc;
   }, {});
 
 const find = (objs: KObject[], kind: string, name?: string, namespace?: string) =>
-  objs.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name) && (namespace === undefined || (o.metadata.namespace ?? NAMESPACE) === namespace));
+  objs.filter(
+    (o) =>
+      o.kind === kind &&
+      (name === undefined || o.metadata.name === name) &&
+      (namespace === undefined || (o.metadata.namespace ?? NAMESPACE) === namespace),
+  );
 const one = (objs: KObject[], kind: string, name?: string, namespace?: string): KObject => {
   const found = find(objs, kind, name, namespace);
   expect(found, `${kind} ${name ?? ''} ${namespace ?? ''}`).toHaveLength(1);
@@ -99,8 +114,12 @@ function unknownFields(value: unknown, type: string, at: string): string[] {
   if (map) return Object.entries(value as object).flatMap(([k, v]) => unknownFields(v, map[1], `${at}.${k}`));
   const cls = (k8s as Record<string, any>)[type];
   if (!cls?.getAttributeTypeMap) throw new Error(`no client type ${type} at ${at}`);
-  const attrs = new Map<string, string>((cls.getAttributeTypeMap() as { baseName: string; type: string }[]).map((a) => [a.baseName, a.type]));
-  return Object.entries(value as object).flatMap(([k, v]) => (attrs.has(k) ? unknownFields(v, attrs.get(k)!, `${at}.${k}`) : [`${at}.${k}`]));
+  const attrs = new Map<string, string>(
+    (cls.getAttributeTypeMap() as { baseName: string; type: string }[]).map((a) => [a.baseName, a.type]),
+  );
+  return Object.entries(value as object).flatMap(([k, v]) =>
+    attrs.has(k) ? unknownFields(v, attrs.get(k)!, `${at}.${k}`) : [`${at}.${k}`],
+  );
 }
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -111,8 +130,14 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 function checkLabels(where: string, labels: Record<string, string> | undefined, problems: string[]) {
   for (const [k, v] of Object.entries(labels ?? {})) {
     const [prefix, name] = k.includes('/') ? k.split('/') : [undefined, k];
-    if ((prefix !== undefined && (!DNS_SUBDOMAIN.test(prefix) || prefix.length > 253)) || !QUALIFIED_NAME.test(name) || name.length > 63) problems.push(`${where}: label key ${k}`);
-    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) problems.push(`${where}: label value ${k}=${v}`);
+    if (
+      (prefix !== undefined && (!DNS_SUBDOMAIN.test(prefix) || prefix.length > 253)) ||
+      !QUALIFIED_NAME.test(name) ||
+      name.length > 63
+    )
+      problems.push(`${where}: label key ${k}`);
+    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v))
+      problems.push(`${where}: label value ${k}=${v}`);
   }
 }
 
@@ -144,8 +169,32 @@ const seconds = (d: string) => {
   const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(d);
   return m ? Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0) : NaN;
 };
-const SM_SPEC_KEYS = new Set(['endpoints', 'selector', 'namespaceSelector', 'jobLabel', 'targetLabels', 'podTargetLabels', 'sampleLimit', 'targetLimit']);
-const SM_ENDPOINT_KEYS = new Set(['port', 'targetPort', 'path', 'scheme', 'interval', 'scrapeTimeout', 'honorLabels', 'honorTimestamps', 'relabelings', 'metricRelabelings', 'params', 'tlsConfig', 'bearerTokenSecret', 'basicAuth']);
+const SM_SPEC_KEYS = new Set([
+  'endpoints',
+  'selector',
+  'namespaceSelector',
+  'jobLabel',
+  'targetLabels',
+  'podTargetLabels',
+  'sampleLimit',
+  'targetLimit',
+]);
+const SM_ENDPOINT_KEYS = new Set([
+  'port',
+  'targetPort',
+  'path',
+  'scheme',
+  'interval',
+  'scrapeTimeout',
+  'honorLabels',
+  'honorTimestamps',
+  'relabelings',
+  'metricRelabelings',
+  'params',
+  'tlsConfig',
+  'bearerTokenSecret',
+  'basicAuth',
+]);
 
 /** The ServiceMonitor CRD's shape (monitoring.coreos.com/v1), for the fields the chart uses. */
 function serviceMonitorProblems(o: KObject): string[] {
@@ -157,36 +206,69 @@ function serviceMonitorProblems(o: KObject): string[] {
   const spec = o.spec ?? {};
   for (const k of Object.keys(spec)) if (!SM_SPEC_KEYS.has(k)) p.push(`${where}: unknown spec.${k}`);
   const sel = spec.selector;
-  if (!sel || typeof sel !== 'object' || (!sel.matchLabels && !sel.matchExpressions)) p.push(`${where}: spec.selector must select`);
+  if (!sel || typeof sel !== 'object' || (!sel.matchLabels && !sel.matchExpressions))
+    p.push(`${where}: spec.selector must select`);
   else checkLabels(`${where} selector`, sel.matchLabels, p);
   const ns = spec.namespaceSelector;
-  if (ns && (Object.keys(ns).some((k) => k !== 'any' && k !== 'matchNames') || (ns.matchNames && !ns.matchNames.every((n: unknown) => typeof n === 'string'))))
+  if (
+    ns &&
+    (Object.keys(ns).some((k) => k !== 'any' && k !== 'matchNames') ||
+      (ns.matchNames && !ns.matchNames.every((n: unknown) => typeof n === 'string')))
+  )
     p.push(`${where}: spec.namespaceSelector is {any} or {matchNames: [string]}`);
-  if (!Array.isArray(spec.endpoints) || spec.endpoints.length === 0) p.push(`${where}: spec.endpoints must be a non-empty list`);
+  if (!Array.isArray(spec.endpoints) || spec.endpoints.length === 0)
+    p.push(`${where}: spec.endpoints must be a non-empty list`);
   for (const [i, e] of (spec.endpoints ?? []).entries()) {
     for (const k of Object.keys(e)) if (!SM_ENDPOINT_KEYS.has(k)) p.push(`${where}: unknown endpoints[${i}].${k}`);
     if (typeof e.port !== 'string' || !e.port) p.push(`${where}: endpoints[${i}].port must name a Service port`);
     if (e.path !== undefined && !String(e.path).startsWith('/')) p.push(`${where}: endpoints[${i}].path`);
-    for (const d of ['interval', 'scrapeTimeout']) if (e[d] !== undefined && !DURATION.test(e[d])) p.push(`${where}: endpoints[${i}].${d} '${e[d]}' is not a duration`);
-    if (e.interval && e.scrapeTimeout && seconds(e.scrapeTimeout) > seconds(e.interval)) p.push(`${where}: scrapeTimeout exceeds interval`);
+    for (const d of ['interval', 'scrapeTimeout'])
+      if (e[d] !== undefined && !DURATION.test(e[d]))
+        p.push(`${where}: endpoints[${i}].${d} '${e[d]}' is not a duration`);
+    if (e.interval && e.scrapeTimeout && seconds(e.scrapeTimeout) > seconds(e.interval))
+      p.push(`${where}: scrapeTimeout exceeds interval`);
   }
   return p;
 }
 
-const matches = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
+  Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
 // ───────────────────────────── RBAC the adapter needs ─────────────────────────────
 
-const VERBS: Record<string, string> = { create: 'create', read: 'get', list: 'list', delete: 'delete', deleteCollection: 'deletecollection', patch: 'patch', replace: 'update' };
-const RESOURCES: Record<string, string> = { Pod: 'pods', PodLog: 'pods/log', Service: 'services', Secret: 'secrets', ConfigMap: 'configmaps', PersistentVolumeClaim: 'persistentvolumeclaims', Event: 'events' };
+const VERBS: Record<string, string> = {
+  create: 'create',
+  read: 'get',
+  list: 'list',
+  delete: 'delete',
+  deleteCollection: 'deletecollection',
+  patch: 'patch',
+  replace: 'update',
+};
+const RESOURCES: Record<string, string> = {
+  Pod: 'pods',
+  PodLog: 'pods/log',
+  Service: 'services',
+  Secret: 'secrets',
+  ConfigMap: 'configmaps',
+  PersistentVolumeClaim: 'persistentvolumeclaims',
+  Event: 'events',
+};
 
 /** `resource verb` pairs of every CoreV1Api call in the k8s adapter's sources. */
 function adapterPermissions(): Set<string> {
   const dir = path.join(ROOT, 'activities/adapters');
-  const files = [path.join(dir, 'k8s.ts'), ...(existsSync(path.join(dir, 'k8s')) ? readdirSync(path.join(dir, 'k8s')).map((f) => path.join(dir, 'k8s', f)) : [])];
+  const files = [
+    path.join(dir, 'k8s.ts'),
+    ...(existsSync(path.join(dir, 'k8s'))
+      ? readdirSync(path.join(dir, 'k8s')).map((f) => path.join(dir, 'k8s', f))
+      : []),
+  ];
   const out = new Set<string>();
   for (const f of files.filter((f) => existsSync(f) && f.endsWith('.ts'))) {
-    for (const m of readFileSync(f, 'utf8').matchAll(/\.(create|read|list|deleteCollection|delete|patch|replace)Namespaced(\w+)\(/g)) {
+    for (const m of readFileSync(f, 'utf8').matchAll(
+      /\.(create|read|list|deleteCollection|delete|patch|replace)Namespaced(\w+)\(/g,
+    )) {
       const resource = RESOURCES[m[2]];
       if (!resource) throw new Error(`${f}: ${m[0]} — add its resource to RESOURCES here and to the chart's rbac.yaml`);
       out.add(`${resource} ${VERBS[m[1]]}`);
@@ -196,7 +278,13 @@ function adapterPermissions(): Set<string> {
 }
 
 const permissionsOf = (rules: { apiGroups?: string[]; resources?: string[]; verbs?: string[] }[]) =>
-  new Set(rules.flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).flatMap((res) => (r.verbs ?? []).map((v) => `${g ? `${g}/` : ''}${res} ${v}`)))));
+  new Set(
+    rules.flatMap((r) =>
+      (r.apiGroups ?? []).flatMap((g) =>
+        (r.resources ?? []).flatMap((res) => (r.verbs ?? []).map((v) => `${g ? `${g}/` : ''}${res} ${v}`)),
+      ),
+    ),
+  );
 
 // ───────────────────────────── the tests ─────────────────────────────
 
@@ -230,7 +318,21 @@ describe('the chart renders and lints', () => {
     expect(render(EVERYTHING).lint.messages.filter((m) => m.severity >= 2)).toEqual([]);
     const kinds = defaults.manifests.map((m) => m.object.kind).sort();
     expect(kinds).toEqual(
-      ['ConfigMap', 'Deployment', 'Deployment', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Secret', 'Service', 'ServiceAccount', 'ServiceAccount'].sort(),
+      [
+        'ConfigMap',
+        'Deployment',
+        'Deployment',
+        'PersistentVolumeClaim',
+        'PodDisruptionBudget',
+        'Role',
+        'Role',
+        'RoleBinding',
+        'RoleBinding',
+        'Secret',
+        'Service',
+        'ServiceAccount',
+        'ServiceAccount',
+      ].sort(),
     );
     expect(defaults.notes).toContain('port-forward');
   });
@@ -240,7 +342,14 @@ describe('the chart renders and lints', () => {
       defaults.manifests.map((m) => m.object),
       everything,
       objects(merge(REQUIRED, { rbac: { useClusterRole: true }, spark: { namespaces: ['spark-a', 'spark-b'] } })),
-      objects(merge(REQUIRED, { persistence: { enabled: false }, api: { replicas: 1 }, serviceAccount: { create: false }, driver: { serviceAccount: { create: false } } })),
+      objects(
+        merge(REQUIRED, {
+          persistence: { enabled: false },
+          api: { replicas: 1 },
+          serviceAccount: { create: false },
+          driver: { serviceAccount: { create: false } },
+        }),
+      ),
       // Helm allows release names of 53 characters: every derived name must still be valid.
       objects(REQUIRED, 'a-very-long-release-name-that-helm-still-accepts-12345'),
     ];
@@ -251,25 +360,41 @@ describe('the chart renders and lints', () => {
   });
 
   it('the validation catches what the API server would refuse', () => {
-    const base = one(defaults.manifests.map((m) => m.object), 'Service');
-    expect(problemsOf({ ...base, spec: { ...base.spec, bogus: 1 } })).toEqual([`Service ${base.metadata.name}.spec.bogus`]);
-    expect(problemsOf({ ...base, metadata: { ...base.metadata, name: 'Bad_Name' } })).toEqual(['Service Bad_Name: invalid name']);
+    const base = one(
+      defaults.manifests.map((m) => m.object),
+      'Service',
+    );
+    expect(problemsOf({ ...base, spec: { ...base.spec, bogus: 1 } })).toEqual([
+      `Service ${base.metadata.name}.spec.bogus`,
+    ]);
+    expect(problemsOf({ ...base, metadata: { ...base.metadata, name: 'Bad_Name' } })).toEqual([
+      'Service Bad_Name: invalid name',
+    ]);
     expect(problemsOf({ ...base, spec: { ...base.spec, ports: [{ port: 'x' }] } }).length).toBeGreaterThan(0);
     expect(problemsOf({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'x' } })).toHaveLength(1);
     const sm = one(everything, 'ServiceMonitor');
-    expect(serviceMonitorProblems({ ...sm, spec: { ...sm.spec, endpoints: [{ port: 'http', interval: '30 seconds' }] } })).toHaveLength(1);
+    expect(
+      serviceMonitorProblems({ ...sm, spec: { ...sm.spec, endpoints: [{ port: 'http', interval: '30 seconds' }] } }),
+    ).toHaveLength(1);
     expect(serviceMonitorProblems({ ...sm, spec: { ...sm.spec, endpoints: [] } })).toHaveLength(1);
-    expect(serviceMonitorProblems({ ...sm, spec: { ...sm.spec, selectr: {} } })).toContain(`ServiceMonitor ${sm.metadata.name}: unknown spec.selectr`);
+    expect(serviceMonitorProblems({ ...sm, spec: { ...sm.spec, selectr: {} } })).toContain(
+      `ServiceMonitor ${sm.metadata.name}: unknown spec.selectr`,
+    );
   });
 
   it('refuses to render without a valid secret key or a MongoDB URL, unless an existing Secret is named', () => {
     expect(render({}).error).toMatch(/secrets\.secretKey is required/);
-    expect(render(merge(REQUIRED, { secrets: { secretKey: 'not-hex' } })).error).toMatch(/secrets\.secretKey must be 64 hex characters/);
+    expect(render(merge(REQUIRED, { secrets: { secretKey: 'not-hex' } })).error).toMatch(
+      /secrets\.secretKey must be 64 hex characters/,
+    );
     expect(render({ secrets: { secretKey: KEY } }).error).toMatch(/secrets\.mongoUrl is required/);
-    expect(render(merge(REQUIRED, { config: { extraEnv: { MONGO_DB: 'x' } } })).error).toMatch(/config\.extraEnv\.MONGO_DB/);
+    expect(render(merge(REQUIRED, { config: { extraEnv: { MONGO_DB: 'x' } } })).error).toMatch(
+      /config\.extraEnv\.MONGO_DB/,
+    );
     const objs = objects({ secrets: { existingSecret: 'my-secret' } });
     expect(find(objs, 'Secret')).toEqual([]);
-    for (const d of find(objs, 'Deployment')) expect(d.spec.template.spec.containers[0].envFrom).toContainEqual({ secretRef: { name: 'my-secret' } });
+    for (const d of find(objs, 'Deployment'))
+      expect(d.spec.template.spec.containers[0].envFrom).toContainEqual({ secretRef: { name: 'my-secret' } });
   });
 });
 
@@ -277,10 +402,18 @@ describe('configuration', () => {
   const envOf = (objs: KObject[]) => {
     const cm = one(objs, 'ConfigMap');
     const secret = one(objs, 'Secret', `${RELEASE}-spark-orchestrator`);
-    const secretEnv = Object.fromEntries(Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+    const secretEnv = Object.fromEntries(
+      Object.entries(secret.data as Record<string, string>).map(([k, v]) => [
+        k,
+        Buffer.from(v, 'base64').toString('utf8'),
+      ]),
+    );
     return { ...cm.data, ...secretEnv } as Record<string, string>;
   };
-  const settings = () => [...readFileSync(path.join(ROOT, 'lib/config.ts'), 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]+): z\./gm)].map((m) => m[1]);
+  const settings = () =>
+    [...readFileSync(path.join(ROOT, 'lib/config.ts'), 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]+): z\./gm)].map(
+      (m) => m[1],
+    );
 
   it('gives the service a configuration its own loader accepts, with the chart values in it', () => {
     const env = envOf(everything);
@@ -315,7 +448,13 @@ describe('configuration', () => {
       const r = render(REQUIRED, RELEASE, NAMESPACE, chart);
       expect(r.error).toBeUndefined();
       const env = envOf(r.manifests.map((m) => m.object));
-      expect([env.GROUP_IDLE_PAUSE_MS, env.LOGS_MAX_LINES, env.BIG, env.RATIO, env.NAME]).toEqual(['3600000', '1000000', '2000000', '0.5', 'x']);
+      expect([env.GROUP_IDLE_PAUSE_MS, env.LOGS_MAX_LINES, env.BIG, env.RATIO, env.NAME]).toEqual([
+        '3600000',
+        '1000000',
+        '2000000',
+        '0.5',
+        'x',
+      ]);
       expect(loadConfig(env).GROUP_IDLE_PAUSE_MS).toBe(3_600_000);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -352,8 +491,15 @@ describe('API and worker', () => {
       const pod = d.spec.template.spec;
       expect(matches(d.spec.selector.matchLabels, d.spec.template.metadata.labels)).toBe(true);
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 185 });
-      expect(pod.containers[0].securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
-      expect(pod.containers[0].volumeMounts.map((m: any) => m.mountPath).sort()).toEqual(['/tmp', '/var/lib/spark-orchestrator']);
+      expect(pod.containers[0].securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(pod.containers[0].volumeMounts.map((m: any) => m.mountPath).sort()).toEqual([
+        '/tmp',
+        '/var/lib/spark-orchestrator',
+      ]);
       expect(d.spec.template.metadata.annotations['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
     }
     // The selectors must not overlap: each Deployment owns only its own pods.
@@ -379,7 +525,8 @@ describe('API and worker', () => {
     const { api, worker } = deployments(everything);
     const c = api.spec.template.spec.containers[0];
     expect(c.ports).toEqual([{ name: 'http', containerPort: 9888, protocol: 'TCP' }]);
-    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect(c[probe].httpGet).toEqual({ path: '/api/v1/health', port: 'http' });
+    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'])
+      expect(c[probe].httpGet).toEqual({ path: '/api/v1/health', port: 'http' });
     const w = worker.spec.template.spec.containers[0];
     expect(w.livenessProbe ?? w.readinessProbe ?? w.startupProbe).toBeUndefined();
     expect(w.ports).toEqual([{ name: 'metrics', containerPort: 9464, protocol: 'TCP' }]);
@@ -420,13 +567,19 @@ describe('RBAC', () => {
   });
 
   it('with useClusterRole, binds one ClusterRole per kind in each Spark namespace, still no cluster-wide binding', () => {
-    const objs = objects(merge(REQUIRED, { rbac: { useClusterRole: true }, spark: { namespaces: ['spark-a', 'spark-b'] } }));
+    const objs = objects(
+      merge(REQUIRED, { rbac: { useClusterRole: true }, spark: { namespaces: ['spark-a', 'spark-b'] } }),
+    );
     expect(find(objs, 'Role')).toEqual([]);
     expect(permissionsOf(one(objs, 'ClusterRole', SERVICE_ROLE).rules)).toEqual(adapterPermissions());
     one(objs, 'ClusterRole', DRIVER_SA);
     for (const ns of ['spark-a', 'spark-b']) {
       expect(one(objs, 'RoleBinding', SERVICE_ROLE, ns).roleRef.kind).toBe('ClusterRole');
-      expect(one(objs, 'RoleBinding', DRIVER_SA, ns).roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: DRIVER_SA });
+      expect(one(objs, 'RoleBinding', DRIVER_SA, ns).roleRef).toEqual({
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: DRIVER_SA,
+      });
     }
     expect(objs.filter((o) => o.kind === 'ClusterRoleBinding')).toEqual([]);
   });
@@ -436,14 +589,17 @@ describe('RBAC', () => {
       one(everything, 'ServiceAccount', DRIVER_SA, ns);
       const granted = permissionsOf(one(everything, 'Role', DRIVER_SA, ns).rules);
       for (const resource of ['pods', 'services', 'configmaps', 'persistentvolumeclaims']) {
-        for (const verb of ['create', 'get', 'list', 'watch', 'delete', 'deletecollection']) expect(granted).toContain(`${resource} ${verb}`);
+        for (const verb of ['create', 'get', 'list', 'watch', 'delete', 'deletecollection'])
+          expect(granted).toContain(`${resource} ${verb}`);
       }
       expect([...granted].filter((p) => p.startsWith('secrets'))).toEqual([]);
-      expect(one(everything, 'RoleBinding', DRIVER_SA, ns).subjects).toEqual([{ kind: 'ServiceAccount', name: DRIVER_SA, namespace: ns }]);
+      expect(one(everything, 'RoleBinding', DRIVER_SA, ns).subjects).toEqual([
+        { kind: 'ServiceAccount', name: DRIVER_SA, namespace: ns },
+      ]);
     }
   });
 
-  it('with rbac.create=false, renders no roles or bindings but still the drivers\' service account', () => {
+  it("with rbac.create=false, renders no roles or bindings but still the drivers' service account", () => {
     const objs = objects(merge(REQUIRED, { rbac: { create: false } }));
     expect(objs.filter((o) => /Role/.test(o.kind))).toEqual([]);
     one(objs, 'ServiceAccount', DRIVER_SA, NAMESPACE);
@@ -453,7 +609,12 @@ describe('RBAC', () => {
     const token = one(everything, 'Secret', `${RELEASE}-spark-orchestrator-token`);
     expect(token.type).toBe('kubernetes.io/service-account-token');
     expect(token.metadata.annotations['kubernetes.io/service-account.name']).toBe(`${RELEASE}-spark-orchestrator`);
-    expect(find(defaults.manifests.map((m) => m.object), 'Secret')).toHaveLength(1);
+    expect(
+      find(
+        defaults.manifests.map((m) => m.object),
+        'Secret',
+      ),
+    ).toHaveLength(1);
   });
 });
 
@@ -469,8 +630,13 @@ describe('ServiceMonitor and NetworkPolicy', () => {
     expect(serviceMonitorProblems(sm)).toEqual([]);
     expect(sm.metadata.labels.release).toBe('kube-prometheus-stack');
     expect(sm.spec.namespaceSelector).toEqual({ matchNames: [NAMESPACE] });
-    const selected = find(everything, 'Service').filter((s) => matches(sm.spec.selector.matchLabels, s.metadata.labels));
-    expect(selected.map((s) => s.metadata.name).sort()).toEqual([`${RELEASE}-spark-orchestrator-api`, `${RELEASE}-spark-orchestrator-worker-metrics`]);
+    const selected = find(everything, 'Service').filter((s) =>
+      matches(sm.spec.selector.matchLabels, s.metadata.labels),
+    );
+    expect(selected.map((s) => s.metadata.name).sort()).toEqual([
+      `${RELEASE}-spark-orchestrator-api`,
+      `${RELEASE}-spark-orchestrator-worker-metrics`,
+    ]);
     const portNames = new Set(selected.flatMap((s) => s.spec.ports.map((p: any) => p.name)));
     expect(sm.spec.endpoints.map((e: any) => [e.port, e.path])).toEqual([
       ['http', '/metrics'],
@@ -481,8 +647,16 @@ describe('ServiceMonitor and NetworkPolicy', () => {
 
   it('the NetworkPolicy selects driver pods and admits executors and this release only', () => {
     // Labels the k8s adapter puts on a driver pod, and those Spark gives its executors.
-    const driverPod = { 'app.kubernetes.io/managed-by': 'spark-orchestrator', 'spark-role': 'driver', 'spark-orchestrator.io/driver-id': 'j-1' };
-    const executorPod = { 'spark-role': 'executor', 'spark-orchestrator.io/driver-id': 'j-1', 'spark-app-selector': 'spark-1' };
+    const driverPod = {
+      'app.kubernetes.io/managed-by': 'spark-orchestrator',
+      'spark-role': 'driver',
+      'spark-orchestrator.io/driver-id': 'j-1',
+    };
+    const executorPod = {
+      'spark-role': 'executor',
+      'spark-orchestrator.io/driver-id': 'j-1',
+      'spark-app-selector': 'spark-1',
+    };
     const apiPod = one(everything, 'Deployment', `${RELEASE}-spark-orchestrator-api`).spec.template.metadata.labels;
     for (const ns of ['spark-a', 'spark-b']) {
       const np = one(everything, 'NetworkPolicy', undefined, ns);
@@ -491,7 +665,10 @@ describe('ServiceMonitor and NetworkPolicy', () => {
       expect(np.spec.policyTypes).toEqual(['Ingress']);
       const [fromExecutors, fromRelease] = np.spec.ingress;
       const exec = fromExecutors.from[0].podSelector;
-      expect(matches(exec.matchLabels, executorPod) && exec.matchExpressions.every((x: any) => x.operator === 'Exists' && x.key in executorPod)).toBe(true);
+      expect(
+        matches(exec.matchLabels, executorPod) &&
+          exec.matchExpressions.every((x: any) => x.operator === 'Exists' && x.key in executorPod),
+      ).toBe(true);
       expect(fromExecutors.ports.map((p: any) => p.port)).toEqual([7078, 7079]);
       expect(fromRelease.from[0].namespaceSelector.matchLabels).toEqual({ 'kubernetes.io/metadata.name': NAMESPACE });
       expect(matches(fromRelease.from[0].podSelector.matchLabels, apiPod)).toBe(true);
@@ -505,7 +682,9 @@ describe('docs/deploy.md', () => {
     const md = readFileSync(path.join(ROOT, 'docs/deploy.md'), 'utf8');
     const blocks = [...md.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => /^kind: /m.test(b));
     expect(blocks.length).toBeGreaterThan(0);
-    const docs: KObject[] = blocks.flatMap((b) => JSON.parse(python([path.join(ROOT, 'deploy/helm/render.py'), 'yaml', '-'], b)));
+    const docs: KObject[] = blocks.flatMap((b) =>
+      JSON.parse(python([path.join(ROOT, 'deploy/helm/render.py'), 'yaml', '-'], b)),
+    );
     expect(docs.flatMap(problemsOf)).toEqual([]);
     const roles = docs.filter((o) => o.kind === 'Role');
     expect(roles).toHaveLength(2);

@@ -51,13 +51,18 @@ describe('job state transitions', () => {
   });
 
   it('finishes with an error, or clears an earlier one', () => {
-    expect(finishedJob(job(), 'CANCELED', 5, 'cancelled on request')).toMatchObject({ state: 'CANCELED', endTime: 5, error: 'cancelled on request' });
+    expect(finishedJob(job(), 'CANCELED', 5, 'cancelled on request')).toMatchObject({
+      state: 'CANCELED',
+      endTime: 5,
+      error: 'cancelled on request',
+    });
     expect(finishedJob(job({ error: 'attempt 1 failed: x' }), 'FINISHED', 5)).not.toHaveProperty('error');
   });
 
   it('refuses to stop a job that has ended', () => {
     expect(() => checkStoppable(job({ state: 'BUSY' }))).not.toThrow();
-    for (const state of ['FINISHED', 'FAILED', 'CANCELED'] as const) expect(() => checkStoppable(job({ state }))).toThrow(`job j1 is already ${state}`);
+    for (const state of ['FINISHED', 'FAILED', 'CANCELED'] as const)
+      expect(() => checkStoppable(job({ state }))).toThrow(`job j1 is already ${state}`);
   });
 });
 

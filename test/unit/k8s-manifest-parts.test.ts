@@ -5,8 +5,19 @@ import { artifactUris, mainResource } from '../../activities/adapters/k8s/artifa
 import { manifestContext, type ManifestContext } from '../../activities/adapters/k8s/context';
 import { driverEnv, specEnv, storageKeyEnv } from '../../activities/adapters/k8s/driver-env';
 import { k8sNames, labelValue, Labels, specLabels } from '../../activities/adapters/k8s/names';
-import { DEFAULT_RUNNER_PATH, HADOOP_AWS_PACKAGE, type K8sCluster, type ManifestOptions } from '../../activities/adapters/k8s/options';
-import { driverResources, jvmMiB, podManifest, secretManifest, serviceManifest } from '../../activities/adapters/k8s/resources';
+import {
+  DEFAULT_RUNNER_PATH,
+  HADOOP_AWS_PACKAGE,
+  type K8sCluster,
+  type ManifestOptions,
+} from '../../activities/adapters/k8s/options';
+import {
+  driverResources,
+  jvmMiB,
+  podManifest,
+  secretManifest,
+  serviceManifest,
+} from '../../activities/adapters/k8s/resources';
 import {
   clusterDefaultConf,
   CONF_PARTS,
@@ -18,7 +29,13 @@ import {
   storageConf,
 } from '../../activities/adapters/k8s/spark-conf';
 import { podStatus } from '../../activities/adapters/k8s/status';
-import { classOption, confOptions, noExpansion, packagesOption, submitArgs } from '../../activities/adapters/k8s/submit-args';
+import {
+  classOption,
+  confOptions,
+  noExpansion,
+  packagesOption,
+  submitArgs,
+} from '../../activities/adapters/k8s/submit-args';
 import type { DriverSpec } from '../../domain/driver';
 
 const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7', K8S_NAMESPACE: 'jobs', ARTIFACT_DIR: '/srv/artifacts' };
@@ -26,7 +43,9 @@ const withKeys: K8sCluster = {
   name: 'prod',
   url: 'https://k8s:6443',
   sparkStorage: 'minio',
-  storages: { minio: { sparkBucket: 'spark', endpoint: 'http://minio:9000', region: 'eu-1', accessKey: 'AK', secretKey: 'SK' } },
+  storages: {
+    minio: { sparkBucket: 'spark', endpoint: 'http://minio:9000', region: 'eu-1', accessKey: 'AK', secretKey: 'SK' },
+  },
 };
 const noStorage: K8sCluster = { name: 'bare', url: 'https://k8s:6443' };
 
@@ -54,12 +73,20 @@ function spec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['spark']
   };
 }
 
-const ctx = (s: DriverSpec = spec(), cluster: K8sCluster = withKeys, extra: Partial<ManifestOptions> = {}): ManifestContext =>
-  manifestContext(s, { cluster, config, ...extra });
+const ctx = (
+  s: DriverSpec = spec(),
+  cluster: K8sCluster = withKeys,
+  extra: Partial<ManifestOptions> = {},
+): ManifestContext => manifestContext(s, { cluster, config, ...extra });
 
 describe('names', () => {
   it('keeps a short DNS-safe driverId and derives the other names from it', () => {
-    expect(k8sNames('job-abc-1')).toMatchObject({ base: 'job-abc-1', pod: 'job-abc-1-driver', service: 'job-abc-1-driver-svc', secret: 'job-abc-1-storage' });
+    expect(k8sNames('job-abc-1')).toMatchObject({
+      base: 'job-abc-1',
+      pod: 'job-abc-1-driver',
+      service: 'job-abc-1-driver-svc',
+      secret: 'job-abc-1-storage',
+    });
     expect(k8sNames('job-abc-1').appId).toMatch(/^spark-[0-9a-f]{32}$/);
   });
 
@@ -89,36 +116,76 @@ describe('names', () => {
 
 describe('artifacts and the main resource', () => {
   it('turns artifact-store paths into s3a URIs in the spark bucket and keeps URIs as they are', () => {
-    const s = spec({}, { artifacts: { jars: ['/srv/artifacts/jobs/abc/pi.jar', 'https://repo/x.jar'], files: ['/srv/artifacts/a b.conf'], pyFiles: [] } });
+    const s = spec(
+      {},
+      {
+        artifacts: {
+          jars: ['/srv/artifacts/jobs/abc/pi.jar', 'https://repo/x.jar'],
+          files: ['/srv/artifacts/a b.conf'],
+          pyFiles: [],
+        },
+      },
+    );
     expect(artifactUris(s, withKeys, config.ARTIFACT_DIR)).toEqual({
       jars: ['s3a://spark/artifacts/jobs/abc/pi.jar', 'https://repo/x.jar'],
       pyFiles: [],
       files: ['s3a://spark/artifacts/a b.conf'],
       usesS3a: true,
     });
-    expect(artifactUris(spec({}, { artifacts: { jars: ['https://repo/x.jar'], files: [], pyFiles: [] } }), noStorage, config.ARTIFACT_DIR).usesS3a).toBe(false);
+    expect(
+      artifactUris(
+        spec({}, { artifacts: { jars: ['https://repo/x.jar'], files: [], pyFiles: [] } }),
+        noStorage,
+        config.ARTIFACT_DIR,
+      ).usesS3a,
+    ).toBe(false);
   });
 
   it('refuses paths outside the store, and store paths on a cluster without a spark bucket, permanently', () => {
     const outside = spec({}, { artifacts: { jars: ['/etc/passwd'], files: [], pyFiles: [] } });
-    expect(() => artifactUris(outside, withKeys, config.ARTIFACT_DIR)).toThrow(expect.objectContaining({ type: 'InvalidSpec', nonRetryable: true }));
-    expect(() => artifactUris(spec(), noStorage, config.ARTIFACT_DIR)).toThrow(/cluster 'bare' has no storage 's3' with a sparkBucket/);
+    expect(() => artifactUris(outside, withKeys, config.ARTIFACT_DIR)).toThrow(
+      expect.objectContaining({ type: 'InvalidSpec', nonRetryable: true }),
+    );
+    expect(() => artifactUris(spec(), noStorage, config.ARTIFACT_DIR)).toThrow(
+      /cluster 'bare' has no storage 's3' with a sparkBucket/,
+    );
   });
 
   it('SCALA runs the first jar with jobClass; PYTHON runs the pyFile jobClass names; a runner runs the runner', () => {
     const uris = { jars: ['a.jar', 'b.jar'], pyFiles: ['h.py', 'main.py'], files: [], usesS3a: false };
-    const py = spec({}, { language: 'PYTHON', jobClass: 'main', artifacts: { jars: [], files: [], pyFiles: ['/x/h.py', '/x/main.py'] } });
-    expect(mainResource(spec(), uris)).toEqual({ primary: 'a.jar', mainClass: 'org.example.Pi', extraJars: ['b.jar'], extraPyFiles: ['h.py', 'main.py'] });
-    expect(mainResource(py, uris)).toEqual({ primary: 'main.py', extraJars: ['a.jar', 'b.jar'], extraPyFiles: ['h.py'] });
-    expect(mainResource(spec({ role: 'runner' }), uris)).toEqual({ primary: DEFAULT_RUNNER_PATH, extraJars: [...imageRunnerJars(), 'a.jar', 'b.jar'], extraPyFiles: ['h.py', 'main.py'] });
+    const py = spec(
+      {},
+      { language: 'PYTHON', jobClass: 'main', artifacts: { jars: [], files: [], pyFiles: ['/x/h.py', '/x/main.py'] } },
+    );
+    expect(mainResource(spec(), uris)).toEqual({
+      primary: 'a.jar',
+      mainClass: 'org.example.Pi',
+      extraJars: ['b.jar'],
+      extraPyFiles: ['h.py', 'main.py'],
+    });
+    expect(mainResource(py, uris)).toEqual({
+      primary: 'main.py',
+      extraJars: ['a.jar', 'b.jar'],
+      extraPyFiles: ['h.py'],
+    });
+    expect(mainResource(spec({ role: 'runner' }), uris)).toEqual({
+      primary: DEFAULT_RUNNER_PATH,
+      extraJars: [...imageRunnerJars(), 'a.jar', 'b.jar'],
+      extraPyFiles: ['h.py', 'main.py'],
+    });
     expect(mainResource(spec({ role: 'runner' }), uris, '/r.py').primary).toBe('/r.py');
   });
 
   it('refuses a SCALA job without jars and a PYTHON job whose main file is not among its pyFiles', () => {
     const none = { jars: [], pyFiles: [], files: [], usesS3a: false };
     expect(() => mainResource(spec(), none)).toThrow(/has no main jar/);
-    const py = spec({}, { language: 'PYTHON', jobClass: 'main', artifacts: { jars: [], files: [], pyFiles: ['/x/other.py'] } });
-    expect(() => mainResource(py, { ...none, pyFiles: ['other.py'] })).toThrow(/no pyFile is named 'main' or 'main.py' \(pyFiles: other.py\)/);
+    const py = spec(
+      {},
+      { language: 'PYTHON', jobClass: 'main', artifacts: { jars: [], files: [], pyFiles: ['/x/other.py'] } },
+    );
+    expect(() => mainResource(py, { ...none, pyFiles: ['other.py'] })).toThrow(
+      /no pyFile is named 'main' or 'main.py' \(pyFiles: other.py\)/,
+    );
   });
 });
 
@@ -134,7 +201,9 @@ describe('Spark properties', () => {
       'spark.hadoop.fs.s3a.path.style.access': 'true',
       'spark.hadoop.fs.s3a.endpoint.region': 'eu-1',
     });
-    expect(storageConf(ctx(spec({}, { artifacts: { jars: ['https://r/a.jar'], files: [], pyFiles: [] } }), noStorage))).toEqual({});
+    expect(
+      storageConf(ctx(spec({}, { artifacts: { jars: ['https://r/a.jar'], files: [], pyFiles: [] } }), noStorage)),
+    ).toEqual({});
   });
 
   it('driver: fixed ports, its service as host, the pod IP as bind address', () => {
@@ -162,27 +231,51 @@ describe('Spark properties', () => {
   });
 
   it('precedence: cluster defaults < memory settings < jobConfig < what the pod depends on; keys keep their first position', () => {
-    const cluster = { ...withKeys, defaultApplicationConfig: 'spark.executor.memory=1g;spark.driver.port=1;spark.x=cluster' };
-    const s = spec({}, { memorySettings: { dynamicAllocation: false, executorMemory: '2g' }, jobConfig: { 'spark.x': 'job', 'spark.app.id': 'mine' } });
+    const cluster = {
+      ...withKeys,
+      defaultApplicationConfig: 'spark.executor.memory=1g;spark.driver.port=1;spark.x=cluster',
+    };
+    const s = spec(
+      {},
+      {
+        memorySettings: { dynamicAllocation: false, executorMemory: '2g' },
+        jobConfig: { 'spark.x': 'job', 'spark.app.id': 'mine' },
+      },
+    );
     const c = ctx(s, cluster);
     const conf = sparkConf(c);
     expect(conf['spark.executor.memory']).toBe('2g');
     expect(conf['spark.x']).toBe('job');
     expect(conf['spark.driver.port']).toBe('7078');
     expect(conf['spark.app.id']).toBe(c.names.appId);
-    expect(clusterDefaultConf(c)).toEqual({ 'spark.executor.memory': '1g', 'spark.driver.port': '1', 'spark.x': 'cluster' });
+    expect(clusterDefaultConf(c)).toEqual({
+      'spark.executor.memory': '1g',
+      'spark.driver.port': '1',
+      'spark.x': 'cluster',
+    });
     const keys = Object.keys(conf);
     expect(keys.slice(0, 2)).toEqual(['spark.kubernetes.container.image', 'spark.jars.ivy']);
     expect(keys.indexOf('spark.driver.port')).toBeLessThan(keys.indexOf('spark.app.id'));
-    expect(sparkConf(c, CONF_PARTS.slice(0, 1))).toEqual({ 'spark.kubernetes.container.image': 'apache/spark:3.5.7', 'spark.jars.ivy': '/tmp/.ivy2' });
+    expect(sparkConf(c, CONF_PARTS.slice(0, 1))).toEqual({
+      'spark.kubernetes.container.image': 'apache/spark:3.5.7',
+      'spark.jars.ivy': '/tmp/.ivy2',
+    });
   });
 });
 
 describe('spark-submit arguments', () => {
-  it("escapes $ so Kubernetes does not expand $(VAR) in user values, except in our bind address", () => {
+  it('escapes $ so Kubernetes does not expand $(VAR) in user values, except in our bind address', () => {
     expect(noExpansion('a$(B)$')).toBe('a$$(B)$$');
-    const args = confOptions(ctx(), { 'spark.x': '$(HOME)', 'spark.driver.bindAddress': '$(SPARK_DRIVER_BIND_ADDRESS)' });
-    expect(args).toEqual(['--conf', 'spark.x=$$(HOME)', '--conf', 'spark.driver.bindAddress=$(SPARK_DRIVER_BIND_ADDRESS)']);
+    const args = confOptions(ctx(), {
+      'spark.x': '$(HOME)',
+      'spark.driver.bindAddress': '$(SPARK_DRIVER_BIND_ADDRESS)',
+    });
+    expect(args).toEqual([
+      '--conf',
+      'spark.x=$$(HOME)',
+      '--conf',
+      'spark.driver.bindAddress=$(SPARK_DRIVER_BIND_ADDRESS)',
+    ]);
   });
 
   it('adds hadoop-aws for s3a artifacts unless the job brings its own', () => {
@@ -194,7 +287,13 @@ describe('spark-submit arguments', () => {
   });
 
   it('composes client mode, class, conf, lists and the primary resource with its args, in that order', () => {
-    const s = spec({}, { args: ['10', '$x'], artifacts: { jars: ['/srv/artifacts/a.jar', '/srv/artifacts/b.jar'], files: ['/srv/artifacts/f'], pyFiles: [] } });
+    const s = spec(
+      {},
+      {
+        args: ['10', '$x'],
+        artifacts: { jars: ['/srv/artifacts/a.jar', '/srv/artifacts/b.jar'], files: ['/srv/artifacts/f'], pyFiles: [] },
+      },
+    );
     const c = ctx(s);
     expect(classOption(c, {})).toEqual(['--class', 'org.example.Pi']);
     expect(submitArgs(c, { 'spark.a': '1' })).toEqual([
@@ -225,21 +324,34 @@ describe('environment', () => {
   it('binds to the pod IP, passes the spec env except reserved names, and refers to the storage secret', () => {
     const s = spec({ env: { TEAM: 'a$b', SPARK_DRIVER_BIND_ADDRESS: 'x', AWS_ACCESS_KEY_ID: 'leak' } });
     const env = driverEnv(ctx(s));
-    expect(env.map((e) => e.name)).toEqual(['SPARK_DRIVER_BIND_ADDRESS', 'TEAM', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']);
+    expect(env.map((e) => e.name)).toEqual([
+      'SPARK_DRIVER_BIND_ADDRESS',
+      'TEAM',
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+    ]);
     expect(env[0].valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
     expect(env[1].value).toBe('a$$b');
-    expect(env[2]).toEqual({ name: 'AWS_ACCESS_KEY_ID', valueFrom: { secretKeyRef: { name: 'job-abc-1-storage', key: 'AWS_ACCESS_KEY_ID' } } });
+    expect(env[2]).toEqual({
+      name: 'AWS_ACCESS_KEY_ID',
+      valueFrom: { secretKeyRef: { name: 'job-abc-1-storage', key: 'AWS_ACCESS_KEY_ID' } },
+    });
     expect(JSON.stringify(env)).not.toContain('leak');
   });
 
   it('without storage keys, AWS variables of the spec pass through and no secret is referred to', () => {
-    const s = spec({ env: { AWS_ACCESS_KEY_ID: 'own' } }, { artifacts: { jars: ['https://r/a.jar'], files: [], pyFiles: [] } });
+    const s = spec(
+      { env: { AWS_ACCESS_KEY_ID: 'own' } },
+      { artifacts: { jars: ['https://r/a.jar'], files: [], pyFiles: [] } },
+    );
     expect(specEnv(ctx(s, noStorage))).toEqual([{ name: 'AWS_ACCESS_KEY_ID', value: 'own' }]);
     expect(storageKeyEnv(ctx(s, noStorage))).toEqual([]);
   });
 
   it('refuses an invalid variable name permanently', () => {
-    expect(() => specEnv(ctx(spec({ env: { 'BAD NAME': 'x' } })))).toThrow(expect.objectContaining({ type: 'InvalidSpec', message: "invalid environment variable name 'BAD NAME'" }));
+    expect(() => specEnv(ctx(spec({ env: { 'BAD NAME': 'x' } })))).toThrow(
+      expect.objectContaining({ type: 'InvalidSpec', message: "invalid environment variable name 'BAD NAME'" }),
+    );
   });
 });
 
@@ -253,8 +365,17 @@ describe('objects', () => {
   });
 
   it('sizes the driver container as Spark would: heap + max(10%, 384Mi), driver cores unless request/limit cores are set', () => {
-    expect(driverResources({})).toEqual({ requests: { cpu: '1', memory: '1408Mi' }, limits: { cpu: '1', memory: '1408Mi' } });
-    expect(driverResources({ 'spark.driver.memory': '8g', 'spark.driver.cores': '2', 'spark.kubernetes.driver.limit.cores': '3' })).toEqual({
+    expect(driverResources({})).toEqual({
+      requests: { cpu: '1', memory: '1408Mi' },
+      limits: { cpu: '1', memory: '1408Mi' },
+    });
+    expect(
+      driverResources({
+        'spark.driver.memory': '8g',
+        'spark.driver.cores': '2',
+        'spark.kubernetes.driver.limit.cores': '3',
+      }),
+    ).toEqual({
       requests: { cpu: '2', memory: '9012Mi' },
       limits: { cpu: '3', memory: '9012Mi' },
     });
@@ -264,29 +385,59 @@ describe('objects', () => {
   it('pod: spark-submit with the given args and env, labelled as Spark labels a driver, with the service account asked for', () => {
     const c = ctx(spec({}, { jobConfig: { 'spark.kubernetes.authenticate.driver.serviceAccountName': 'spark' } }));
     const pod = podManifest(c, { 'spark.app.id': c.names.appId }, ['--x'], []);
-    expect(pod.metadata).toMatchObject({ name: 'job-abc-1-driver', namespace: 'jobs', annotations: { [Labels.DRIVER_ID]: 'job-abc-1' } });
-    expect(pod.metadata?.labels).toMatchObject({ [Labels.SPARK_ROLE]: 'driver', [Labels.SPARK_APP_SELECTOR]: c.names.appId, [Labels.JOB_ID]: 'abc' });
+    expect(pod.metadata).toMatchObject({
+      name: 'job-abc-1-driver',
+      namespace: 'jobs',
+      annotations: { [Labels.DRIVER_ID]: 'job-abc-1' },
+    });
+    expect(pod.metadata?.labels).toMatchObject({
+      [Labels.SPARK_ROLE]: 'driver',
+      [Labels.SPARK_APP_SELECTOR]: c.names.appId,
+      [Labels.JOB_ID]: 'abc',
+    });
     expect(pod.spec).toMatchObject({ restartPolicy: 'Never', serviceAccountName: 'spark' });
-    expect(pod.spec?.containers[0]).toMatchObject({ command: ['/opt/spark/bin/spark-submit'], args: ['--x'], env: [], image: 'apache/spark:3.5.7' });
+    expect(pod.spec?.containers[0]).toMatchObject({
+      command: ['/opt/spark/bin/spark-submit'],
+      args: ['--x'],
+      env: [],
+      image: 'apache/spark:3.5.7',
+    });
   });
 
   it('service: headless, publishing not-ready addresses, selecting the driver pod; secret only with storage keys', () => {
     const svc = serviceManifest(ctx());
-    expect(svc.spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true, selector: { [Labels.DRIVER_ID]: 'job-abc-1', [Labels.SPARK_ROLE]: 'driver' } });
+    expect(svc.spec).toMatchObject({
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector: { [Labels.DRIVER_ID]: 'job-abc-1', [Labels.SPARK_ROLE]: 'driver' },
+    });
     expect(svc.spec?.ports?.map((p) => p.port)).toEqual([7078, 7079, 4040]);
     expect(secretManifest(ctx())?.stringData).toEqual({ AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK' });
-    expect(secretManifest(ctx(spec({}, { artifacts: { jars: ['https://r/a.jar'], files: [], pyFiles: [] } }), noStorage))).toBeUndefined();
+    expect(
+      secretManifest(ctx(spec({}, { artifacts: { jars: ['https://r/a.jar'], files: [], pyFiles: [] } }), noStorage)),
+    ).toBeUndefined();
   });
 });
 
 describe('pod status', () => {
   const pod = (phase: string | undefined, state: object = {}, extra: object = {}) =>
-    ({ metadata: { name: 'p', labels: { [Labels.SPARK_APP_SELECTOR]: 'spark-1' } }, status: { phase, containerStatuses: [{ name: 'spark-driver', state }], ...extra } }) as never;
+    ({
+      metadata: { name: 'p', labels: { [Labels.SPARK_APP_SELECTOR]: 'spark-1' } },
+      status: { phase, containerStatuses: [{ name: 'spark-driver', state }], ...extra },
+    }) as never;
 
   it('maps the pod phase, with the app id, start and end times', () => {
     expect(podStatus(pod('Pending'))).toEqual({ phase: 'PENDING', appId: 'spark-1' });
-    expect(podStatus(pod('Running', { running: { startedAt: new Date(1000) } }))).toEqual({ phase: 'RUNNING', appId: 'spark-1', startTime: 1000 });
-    expect(podStatus(pod('Succeeded', { terminated: { exitCode: 0, startedAt: new Date(1000), finishedAt: new Date(2000) } }))).toEqual({
+    expect(podStatus(pod('Running', { running: { startedAt: new Date(1000) } }))).toEqual({
+      phase: 'RUNNING',
+      appId: 'spark-1',
+      startTime: 1000,
+    });
+    expect(
+      podStatus(
+        pod('Succeeded', { terminated: { exitCode: 0, startedAt: new Date(1000), finishedAt: new Date(2000) } }),
+      ),
+    ).toEqual({
       phase: 'SUCCEEDED',
       appId: 'spark-1',
       startTime: 1000,
@@ -296,9 +447,17 @@ describe('pod status', () => {
   });
 
   it('FAILED with the reason in words: a terminated container, a failed pod, an image that cannot be pulled', () => {
-    expect(podStatus(pod('Failed', { terminated: { exitCode: 3, reason: 'Error', message: ' boom\n' } }))).toMatchObject({ phase: 'FAILED', exitCode: 3, message: 'Error: boom (exit code 3)' });
-    expect(podStatus(pod('Failed', {}, { reason: 'Evicted', message: 'low memory' }))).toMatchObject({ phase: 'FAILED', message: 'Evicted: low memory' });
-    expect(podStatus(pod('Pending', { waiting: { reason: 'ImagePullBackOff', message: 'not found' } }))).toMatchObject({ phase: 'FAILED', message: 'ImagePullBackOff: not found' });
+    expect(
+      podStatus(pod('Failed', { terminated: { exitCode: 3, reason: 'Error', message: ' boom\n' } })),
+    ).toMatchObject({ phase: 'FAILED', exitCode: 3, message: 'Error: boom (exit code 3)' });
+    expect(podStatus(pod('Failed', {}, { reason: 'Evicted', message: 'low memory' }))).toMatchObject({
+      phase: 'FAILED',
+      message: 'Evicted: low memory',
+    });
+    expect(podStatus(pod('Pending', { waiting: { reason: 'ImagePullBackOff', message: 'not found' } }))).toMatchObject({
+      phase: 'FAILED',
+      message: 'ImagePullBackOff: not found',
+    });
     expect(podStatus(pod('Pending', { waiting: { reason: 'ContainerCreating' } })).phase).toBe('PENDING');
   });
 

@@ -3,12 +3,22 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localMainResource, localSparkConf, sparkSubmitArgs, usesPython } from '../../activities/adapters/local/submit-args';
+import {
+  localMainResource,
+  localSparkConf,
+  sparkSubmitArgs,
+  usesPython,
+} from '../../activities/adapters/local/submit-args';
 import { InvalidSpecError, type DriverSpec } from '../../domain/driver';
 
 // Made at load time: the it.each table below names files in it.
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'submit-args-'));
-const config = { SPARK_HOME: '/opt/spark', DRIVER_DIR: path.join(tmp, 'drivers'), LOCAL_SPARK_THREADS: 3, STACK_DIR: path.join(tmp, 'stack') };
+const config = {
+  SPARK_HOME: '/opt/spark',
+  DRIVER_DIR: path.join(tmp, 'drivers'),
+  LOCAL_SPARK_THREADS: 3,
+  STACK_DIR: path.join(tmp, 'stack'),
+};
 const file = (name: string) => path.join(tmp, name);
 const RUNNER = () => file('runner.py');
 
@@ -43,20 +53,42 @@ function spec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['spark']
   };
 }
 const scala = (spark: Partial<DriverSpec['spark']> = {}) =>
-  spec({}, { language: 'SCALA', jobClass: 'org.example.App', artifacts: { jars: [file('app.jar'), file('lib.jar')], files: [], pyFiles: [] }, ...spark });
+  spec(
+    {},
+    {
+      language: 'SCALA',
+      jobClass: 'org.example.App',
+      artifacts: { jars: [file('app.jar'), file('lib.jar')], files: [], pyFiles: [] },
+      ...spark,
+    },
+  );
 
 describe('the main resource', () => {
   it('PYTHON: the pyFile jobClass names, with or without .py; the others go beside it', () => {
-    expect(localMainResource(spec(), RUNNER())).toEqual({ main: file('main.py'), extraJars: [], extraPyFiles: [file('helpers.py')] });
+    expect(localMainResource(spec(), RUNNER())).toEqual({
+      main: file('main.py'),
+      extraJars: [],
+      extraPyFiles: [file('helpers.py')],
+    });
     expect(localMainResource(spec({}, { jobClass: 'main.py' }), RUNNER()).main).toBe(file('main.py'));
   });
 
   it('PYTHON: an absolute path to an existing .py file works without uploading it', () => {
-    expect(localMainResource(spec({}, { jobClass: file('main.py'), artifacts: { jars: [], files: [], pyFiles: [] } }), RUNNER()).main).toBe(file('main.py'));
+    expect(
+      localMainResource(
+        spec({}, { jobClass: file('main.py'), artifacts: { jars: [], files: [], pyFiles: [] } }),
+        RUNNER(),
+      ).main,
+    ).toBe(file('main.py'));
   });
 
   it('SCALA: the first jar with jobClass as main class; a runner runs the runner with every pyFile', () => {
-    expect(localMainResource(scala(), RUNNER())).toEqual({ main: file('app.jar'), mainClass: 'org.example.App', extraJars: [file('lib.jar')], extraPyFiles: [] });
+    expect(localMainResource(scala(), RUNNER())).toEqual({
+      main: file('app.jar'),
+      mainClass: 'org.example.App',
+      extraJars: [file('lib.jar')],
+      extraPyFiles: [],
+    });
     expect(localMainResource(spec({ role: 'runner' }), RUNNER())).toEqual({
       main: RUNNER(),
       extraJars: [],
@@ -65,12 +97,28 @@ describe('the main resource', () => {
   });
 
   it.each([
-    ['a relative artifact path', spec({}, { artifacts: { jars: ['lib.jar'], files: [], pyFiles: [] } }), 'artifact path lib.jar is not absolute'],
+    [
+      'a relative artifact path',
+      spec({}, { artifacts: { jars: ['lib.jar'], files: [], pyFiles: [] } }),
+      'artifact path lib.jar is not absolute',
+    ],
     ['a PYTHON job without jobClass', spec({}, { jobClass: undefined }), 'PYTHON job has no jobClass'],
-    ['a PYTHON main file not uploaded', spec({}, { jobClass: 'other' }), "PYTHON job's main file other is not among its pyFiles (helpers.py, main.py)"],
+    [
+      'a PYTHON main file not uploaded',
+      spec({}, { jobClass: 'other' }),
+      "PYTHON job's main file other is not among its pyFiles (helpers.py, main.py)",
+    ],
     ['a SCALA job without jobClass', scala({ jobClass: '' }), 'SCALA job has no jobClass'],
-    ['a SCALA job without jars', scala({ artifacts: { jars: [], files: [], pyFiles: [] } }), 'SCALA job has no jar to find its main class org.example.App in'],
-    ['a main file that is gone', scala({ artifacts: { jars: [file('gone.jar')], files: [], pyFiles: [] } }), `main resource ${file('gone.jar')} does not exist`],
+    [
+      'a SCALA job without jars',
+      scala({ artifacts: { jars: [], files: [], pyFiles: [] } }),
+      'SCALA job has no jar to find its main class org.example.App in',
+    ],
+    [
+      'a main file that is gone',
+      scala({ artifacts: { jars: [file('gone.jar')], files: [], pyFiles: [] } }),
+      `main resource ${file('gone.jar')} does not exist`,
+    ],
   ])('refuses %s with an InvalidSpecError', (_, s, message) => {
     expect(() => localMainResource(s, RUNNER())).toThrow(InvalidSpecError);
     expect(() => localMainResource(s, RUNNER())).toThrow(message);
@@ -79,7 +127,16 @@ describe('the main resource', () => {
 
 describe('Spark properties', () => {
   it('the event log goes to the driver folder; jobConfig wins over the memory settings', () => {
-    const conf = localSparkConf(spec({}, { memorySettings: { dynamicAllocation: false, driverMemory: '2g', executors: 2 }, jobConfig: { 'spark.driver.memory': '3g' } }), config);
+    const conf = localSparkConf(
+      spec(
+        {},
+        {
+          memorySettings: { dynamicAllocation: false, driverMemory: '2g', executors: 2 },
+          jobConfig: { 'spark.driver.memory': '3g' },
+        },
+      ),
+      config,
+    );
     expect(conf).toEqual({
       'spark.eventLog.enabled': 'true',
       'spark.eventLog.dir': `file://${path.join(tmp, 'drivers', 'job-abc-1', 'eventlog')}`,

@@ -35,7 +35,18 @@ describe('JSON format', () => {
       clusterName: 'prod',
       pod: 'p-driver',
     });
-    expect(Object.keys(parsed)).toEqual(['time', 'level', 'component', 'msg', 'jobId', 'groupId', 'scheduleId', 'jobInstanceId', 'clusterName', 'pod']);
+    expect(Object.keys(parsed)).toEqual([
+      'time',
+      'level',
+      'component',
+      'msg',
+      'jobId',
+      'groupId',
+      'scheduleId',
+      'jobInstanceId',
+      'clusterName',
+      'pod',
+    ]);
     expect(line).not.toContain('\n');
   });
 
@@ -68,8 +79,13 @@ describe('human format', () => {
   });
 
   it('quotes values with spaces and writes objects as JSON', () => {
-    const line = formatHuman(T, 'warn', 'streams', 'change stream failed', { err: 'socket hang up', where: { collection: 'jobs' } });
-    expect(line).toBe('2025-03-04T05:06:07.089Z WARN  [streams] change stream failed err="socket hang up" where={"collection":"jobs"}');
+    const line = formatHuman(T, 'warn', 'streams', 'change stream failed', {
+      err: 'socket hang up',
+      where: { collection: 'jobs' },
+    });
+    expect(line).toBe(
+      '2025-03-04T05:06:07.089Z WARN  [streams] change stream failed err="socket hang up" where={"collection":"jobs"}',
+    );
   });
 
   it('puts an error message on the line and its stack indented below', () => {
@@ -120,7 +136,8 @@ describe('redaction', () => {
     };
     const err = Object.assign(new Error('bad'), { request: { headers: { authorization: 'Bearer tok-123' } } });
     const out = JSON.stringify(redact({ cluster, err }));
-    for (const secret of ['BEGIN PRIVATE KEY', 'AKIA123', 'shh-s3', 'pw-in-array', 'shh-env', 'tok-123']) expect(out).not.toContain(secret);
+    for (const secret of ['BEGIN PRIVATE KEY', 'AKIA123', 'shh-s3', 'pw-in-array', 'shh-env', 'tok-123'])
+      expect(out).not.toContain(secret);
     expect(out).toContain('"sparkBucket":"spark"');
     expect(out).toContain('"name":"prod"');
     expect((redact(cluster) as any).storages.s3.accessKey).toBe('***');
@@ -128,8 +145,12 @@ describe('redaction', () => {
 
   it('masks passwords inside URLs in any string, also in messages and stacks', () => {
     const url = 'mongodb://app:hunter2@mongo-0.mongo:27017/?replicaSet=rs0';
-    expect(redact({ note: `connecting to ${url}` })).toEqual({ note: 'connecting to mongodb://app:***@mongo-0.mongo:27017/?replicaSet=rs0' });
-    const line = formatJson(T, 'error', 'api', `cannot reach ${url}`, { err: new Error(`server selection failed for ${url}`) });
+    expect(redact({ note: `connecting to ${url}` })).toEqual({
+      note: 'connecting to mongodb://app:***@mongo-0.mongo:27017/?replicaSet=rs0',
+    });
+    const line = formatJson(T, 'error', 'api', `cannot reach ${url}`, {
+      err: new Error(`server selection failed for ${url}`),
+    });
     expect(line).not.toContain('hunter2');
     expect(formatHuman(T, 'error', 'api', `cannot reach ${url}`, { err: new Error(url) })).not.toContain('hunter2');
   });

@@ -46,12 +46,15 @@ const spec = (language: 'SCALA' | 'PYTHON', jars: string[]): DriverSpec => ({
 });
 
 const optOf = (args: string[], flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
-const local = (s: DriverSpec, stack = stackDir) => sparkSubmitArgs(s, { SPARK_HOME: '/spark', DRIVER_DIR: dir, LOCAL_SPARK_THREADS: 2, STACK_DIR: stack }, runner);
+const local = (s: DriverSpec, stack = stackDir) =>
+  sparkSubmitArgs(s, { SPARK_HOME: '/spark', DRIVER_DIR: dir, LOCAL_SPARK_THREADS: 2, STACK_DIR: stack }, runner);
 
 describe('the driver of a SCALA group', () => {
   it('local: has the job interface and the runner jar before the group jars, and the packages', () => {
     const args = local(spec('SCALA', [groupJar]));
-    expect(optOf(args, '--jars')).toBe([...RUNNER_JVM_JARS.map((j) => path.join(stackDir, 'jvm', j)), groupJar].join(','));
+    expect(optOf(args, '--jars')).toBe(
+      [...RUNNER_JVM_JARS.map((j) => path.join(stackDir, 'jvm', j)), groupJar].join(','),
+    );
     expect(optOf(args, '--packages')).toBe('org.apache.commons:commons-csv:1.10.0');
     expect(args.at(-1)).toBe(runner);
     expect(args).not.toContain('--class');
@@ -59,7 +62,9 @@ describe('the driver of a SCALA group', () => {
 
   it('local: names the missing jars and scripts/setup.sh when setup has not made them', () => {
     expect(() => local(spec('SCALA', []), path.join(dir, 'no-stack'))).toThrow(InvalidSpecError);
-    expect(() => local(spec('SCALA', []), path.join(dir, 'no-stack'))).toThrow(/ilum-job-api-6\.0\.0\.jar.*run scripts\/setup\.sh/);
+    expect(() => local(spec('SCALA', []), path.join(dir, 'no-stack'))).toThrow(
+      /ilum-job-api-6\.0\.0\.jar.*run scripts\/setup\.sh/,
+    );
   });
 
   it('local: a PYTHON group gets only its own jars', () => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { applyGroupPatch, archivedGroup, checkArchivable, checkGroupPatch, checkScale } from '../../domain/group-settings';
+import {
+  applyGroupPatch,
+  archivedGroup,
+  checkArchivable,
+  checkGroupPatch,
+  checkScale,
+} from '../../domain/group-settings';
 import {
   applySchedulePatch,
   checkDisable,
@@ -24,12 +30,27 @@ describe('shared settings patch', () => {
       memorySettings: { dynamicAllocation: true },
       addArtifacts: { jars: [], files: ['store/b/data.csv'], pyFiles: ['store/b/util.py'] },
     });
-    expect(record).toMatchObject({ description: 'd', tags: 'a=1;b=2', pyRequirements: 'pandas;numpy', packages: 'org:x:1,org:y:2', jobConfig: { k: 'v' } });
-    expect(s).toMatchObject({ tags: { a: '1', b: '2' }, pyRequirements: ['pandas', 'numpy'], packages: ['org:x:1', 'org:y:2'], jobConfig: { k: 'v' } });
+    expect(record).toMatchObject({
+      description: 'd',
+      tags: 'a=1;b=2',
+      pyRequirements: 'pandas;numpy',
+      packages: 'org:x:1,org:y:2',
+      jobConfig: { k: 'v' },
+    });
+    expect(s).toMatchObject({
+      tags: { a: '1', b: '2' },
+      pyRequirements: ['pandas', 'numpy'],
+      packages: ['org:x:1', 'org:y:2'],
+      jobConfig: { k: 'v' },
+    });
     expect(record.memorySettings).toEqual({ dynamicAllocation: true });
     expect(s.memorySettings).toEqual({ dynamicAllocation: true });
     // A file of the same name and kind is replaced; others stay.
-    expect(s.artifacts).toEqual({ jars: [], files: ['store/b/data.csv'], pyFiles: ['store/a/main.py', 'store/b/util.py'] });
+    expect(s.artifacts).toEqual({
+      jars: [],
+      files: ['store/b/data.csv'],
+      pyFiles: ['store/a/main.py', 'store/b/util.py'],
+    });
   });
 
   it('leaves absent fields and its inputs alone', () => {
@@ -46,11 +67,19 @@ describe('shared settings patch', () => {
 
 describe('group settings', () => {
   it('restarts drivers only for Spark settings', () => {
-    expect(applyGroupPatch(group(), spec(), { description: 'x', tags: { a: 'b' }, autoPause: true, scale: 4 })).toMatchObject({
+    expect(
+      applyGroupPatch(group(), spec(), { description: 'x', tags: { a: 'b' }, autoPause: true, scale: 4 }),
+    ).toMatchObject({
       restart: false,
       group: { description: 'x', tags: 'a=b', autoPause: true, scale: 4 },
     });
-    for (const patch of [{ jobConfig: {} }, { pyRequirements: [] }, { packages: [] }, { memorySettings: { dynamicAllocation: true } }, { addArtifacts: { jars: [], files: [], pyFiles: [] } }]) {
+    for (const patch of [
+      { jobConfig: {} },
+      { pyRequirements: [] },
+      { packages: [] },
+      { memorySettings: { dynamicAllocation: true } },
+      { addArtifacts: { jars: [], files: [], pyFiles: [] } },
+    ]) {
       expect(applyGroupPatch(group(), spec(), patch).restart).toBe(true);
     }
   });
@@ -58,7 +87,8 @@ describe('group settings', () => {
   it('validates scale and refuses changes to an archived group', () => {
     expect(() => checkScale(group(), 0, 5)).not.toThrow();
     expect(() => checkScale(group(), 5, 5)).not.toThrow();
-    for (const bad of [-1, 6, 1.5, Number.NaN]) expect(() => checkScale(group(), bad, 5)).toThrow('scale must be a whole number from 0 to 5');
+    for (const bad of [-1, 6, 1.5, Number.NaN])
+      expect(() => checkScale(group(), bad, 5)).toThrow('scale must be a whole number from 0 to 5');
     const archived = archivedGroup(group(), 77);
     expect(archived).toMatchObject({ state: 'ARCHIVED', archivedTime: 77 });
     expect(() => checkScale(archived, 1, 5)).toThrow("group 'warm' is archived");
@@ -73,7 +103,14 @@ describe('group settings', () => {
 describe('schedule settings', () => {
   it('applies schedule fields; null removes a start or end time', () => {
     const s0 = schedule({ startTime: 5, endTime: 9 });
-    const { schedule: s, spec: sp } = applySchedulePatch(s0, spec(), { cron: '*/5 * * * *', args: ['a'], jobClass: 'other.py', startTime: null, endTime: 20, maxRetries: 2 });
+    const { schedule: s, spec: sp } = applySchedulePatch(s0, spec(), {
+      cron: '*/5 * * * *',
+      args: ['a'],
+      jobClass: 'other.py',
+      startTime: null,
+      endTime: 20,
+      maxRetries: 2,
+    });
     expect(s).toMatchObject({ cron: '*/5 * * * *', args: ['a'], jobClass: 'other.py', endTime: 20, maxRetries: 2 });
     expect(s.startTime).toBeUndefined();
     expect(sp).toMatchObject({ args: ['a'], jobClass: 'other.py' });
@@ -88,9 +125,20 @@ describe('schedule settings', () => {
 
   it('pauses the Temporal Schedule unless ENABLED, with the state as its note', () => {
     const def = temporalScheduleDef(schedule({ endTime: 99 }), spec(), 'main');
-    expect(def).toMatchObject({ scheduleId: 's1', cron: '0 2 * * *', endTime: 99, paused: false, note: '', taskQueue: 'main', maxRetries: 0 });
+    expect(def).toMatchObject({
+      scheduleId: 's1',
+      cron: '0 2 * * *',
+      endTime: 99,
+      paused: false,
+      note: '',
+      taskQueue: 'main',
+      maxRetries: 0,
+    });
     expect(def).not.toHaveProperty('startTime');
-    expect(temporalScheduleDef(schedule({ state: 'PAUSED' }), spec(), 'main')).toMatchObject({ paused: true, note: 'PAUSED' });
+    expect(temporalScheduleDef(schedule({ state: 'PAUSED' }), spec(), 'main')).toMatchObject({
+      paused: true,
+      note: 'PAUSED',
+    });
   });
 
   it('is due to be disabled a grace period after its endTime', () => {

@@ -4,7 +4,13 @@
 // pod with a ConfigMap instead (sql-engine.ts). Every name derives from the driverId (names.ts), so a
 // retried launch finds what the first one created instead of starting a second driver. Phases: status.ts.
 import type { V1ConfigMap, V1Pod, V1Service } from '@kubernetes/client-node';
-import { DriverPhase, type ClusterAdapter, type DriverSpec, type DriverStatus, type LogRange } from '../../../domain/driver';
+import {
+  DriverPhase,
+  type ClusterAdapter,
+  type DriverSpec,
+  type DriverStatus,
+  type LogRange,
+} from '../../../domain/driver';
 import type { JobLogEntry } from '../../../domain/types';
 import { logger } from '../../../lib/log';
 import { connect, type K8sConnection } from './client';
@@ -65,7 +71,9 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
   const createConfigMap = (body: V1ConfigMap) => api.createNamespacedConfigMap({ namespace, body });
   // What the pod mounts or is reached through comes first.
   await Promise.all([
-    m.secret ? ensure(k, `create secret ${n.secret}`, () => api.createNamespacedSecret({ namespace, body: m.secret! })) : undefined,
+    m.secret
+      ? ensure(k, `create secret ${n.secret}`, () => api.createNamespacedSecret({ namespace, body: m.secret! }))
+      : undefined,
     m.configMap ? ensure(k, `create configmap ${n.configMap}`, () => createConfigMap(m.configMap!)) : undefined,
     m.service ? createService(m.service) : undefined,
     m.engineService ? createService(m.engineService) : undefined,
@@ -136,11 +144,20 @@ async function remove(k: K8sContext, driverId: string): Promise<void> {
   const api = k.client();
   const results = await Promise.allSettled([
     ignoreMissing(k, `delete pod ${n.pod}`, () =>
-      api.deleteNamespacedPod({ name: n.pod, namespace, gracePeriodSeconds: DELETE_GRACE_SECONDS, propagationPolicy: 'Background' }),
+      api.deleteNamespacedPod({
+        name: n.pod,
+        namespace,
+        gracePeriodSeconds: DELETE_GRACE_SECONDS,
+        propagationPolicy: 'Background',
+      }),
     ),
     // Spark deletes its executors when the driver stops; a killed driver leaves them to us.
     ignoreMissing(k, `delete the executors of ${n.pod}`, () =>
-      api.deleteCollectionNamespacedPod({ namespace, labelSelector: executorSelector(n), gracePeriodSeconds: DELETE_GRACE_SECONDS }),
+      api.deleteCollectionNamespacedPod({
+        namespace,
+        labelSelector: executorSelector(n),
+        gracePeriodSeconds: DELETE_GRACE_SECONDS,
+      }),
     ),
     ignoreMissing(k, `delete service ${n.service}`, () => api.deleteNamespacedService({ name: n.service, namespace })),
     ignoreMissing(k, `delete secret ${n.secret}`, () => api.deleteNamespacedSecret({ name: n.secret, namespace })),

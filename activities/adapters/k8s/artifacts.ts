@@ -32,9 +32,12 @@ export function artifactUris(spec: DriverSpec, cluster: K8sCluster, artifactDir:
       return p;
     }
     const rel = path.relative(artifactRoot, path.resolve(artifactRoot, p));
-    if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) throw invalidSpec(`artifact '${p}' is not inside the artifact store ${artifactRoot}`);
+    if (!rel || rel.startsWith('..') || path.isAbsolute(rel))
+      throw invalidSpec(`artifact '${p}' is not inside the artifact store ${artifactRoot}`);
     if (!storage?.sparkBucket) {
-      throw invalidSpec(`cluster '${cluster.name}' has no storage '${storageKey}' with a sparkBucket: k8s drivers read artifacts such as '${path.basename(p)}' from it`);
+      throw invalidSpec(
+        `cluster '${cluster.name}' has no storage '${storageKey}' with a sparkBucket: k8s drivers read artifacts such as '${path.basename(p)}' from it`,
+      );
     }
     usesS3a = true;
     return `s3a://${storage.sparkBucket}/artifacts/${rel.split(path.sep).join('/')}`;
@@ -70,14 +73,17 @@ export function mainResource(spec: DriverSpec, uris: ArtifactUris, runnerPath = 
     return { primary: runnerPath, extraJars, extraPyFiles: pyFiles };
   }
   if (s.language === 'SCALA') {
-    if (jars.length === 0) throw invalidSpec(`job '${s.name}' has no main jar: a SCALA application needs at least one jar`);
+    if (jars.length === 0)
+      throw invalidSpec(`job '${s.name}' has no main jar: a SCALA application needs at least one jar`);
     return { primary: jars[0], mainClass: s.jobClass || undefined, extraJars: jars.slice(1), extraPyFiles: pyFiles };
   }
   const names = s.artifacts.pyFiles.map((p) => path.basename(p));
   let i = s.jobClass ? names.findIndex((b) => b === s.jobClass || b.replace(/\.py$/, '') === s.jobClass) : -1;
   if (i < 0 && !s.jobClass && pyFiles.length === 1) i = 0;
   if (i < 0) {
-    throw invalidSpec(`job '${s.name}' has no main python file: no pyFile is named '${s.jobClass ?? ''}' or '${s.jobClass ?? ''}.py' (pyFiles: ${names.join(', ') || 'none'})`);
+    throw invalidSpec(
+      `job '${s.name}' has no main python file: no pyFile is named '${s.jobClass ?? ''}' or '${s.jobClass ?? ''}.py' (pyFiles: ${names.join(', ') || 'none'})`,
+    );
   }
   return { primary: pyFiles[i], extraJars: jars, extraPyFiles: pyFiles.filter((_, j) => j !== i) };
 }

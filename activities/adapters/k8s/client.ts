@@ -29,13 +29,17 @@ function createApi(cluster: K8sCluster, namespace: string, timeoutMs: number): C
   const kc = buildKubeConfig(cluster, namespace);
   const target = kc.getCurrentCluster()!;
   if (target.server.startsWith('http:') && !target.skipTLSVerify) {
-    throw new Error(`cluster '${cluster.name}': a caCert cannot verify the plain http:// API server URL ${target.server}; use https://`);
+    throw new Error(
+      `cluster '${cluster.name}': a caCert cannot verify the plain http:// API server URL ${target.server}; use https://`,
+    );
   }
   const transport = transportFor(kc, timeoutMs);
   // Reported on the first call that needs it, not as an unhandled rejection.
   transport.catch(() => undefined);
   const httpApi = wrapHttpLibrary({ send: async (req) => send(await transport, req, timeoutMs) });
-  return new CoreV1Api(createConfiguration({ baseServer: new ServerConfiguration(target.server, {}), httpApi, authMethods: {} }));
+  return new CoreV1Api(
+    createConfiguration({ baseServer: new ServerConfiguration(target.server, {}), httpApi, authMethods: {} }),
+  );
 }
 
 /** A cluster document that cannot connect (bad key, http with a CA) fails on first use, not here. */

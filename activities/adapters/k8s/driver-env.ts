@@ -8,7 +8,9 @@ import { noExpansion } from './submit-args';
 
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
-export const bindAddressEnv = (): V1EnvVar[] => [{ name: BIND_ADDRESS_ENV, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }];
+export const bindAddressEnv = (): V1EnvVar[] => [
+  { name: BIND_ADDRESS_ENV, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+];
 
 /** The spec's variables, except those the pod sets itself; throws InvalidSpec for an invalid name. */
 export function specEnv({ spec, hasKeys }: ManifestContext): V1EnvVar[] {
@@ -22,6 +24,8 @@ export function specEnv({ spec, hasKeys }: ManifestContext): V1EnvVar[] {
 }
 
 export const storageKeyEnv = ({ names, hasKeys }: ManifestContext): V1EnvVar[] =>
-  hasKeys ? Object.values(STORAGE_ENV).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: names.secret, key } } })) : [];
+  hasKeys
+    ? Object.values(STORAGE_ENV).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: names.secret, key } } }))
+    : [];
 
 export const driverEnv = (c: ManifestContext): V1EnvVar[] => [...bindAddressEnv(), ...specEnv(c), ...storageKeyEnv(c)];

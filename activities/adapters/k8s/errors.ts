@@ -30,7 +30,14 @@ export const isNotFound = (e: unknown) => codeOf(e) === 404;
 
 function statusBody(e: ApiException<unknown>): { reason?: string; message?: string } {
   const b = e.body;
-  const text = typeof b === 'string' ? b : Buffer.isBuffer(b) ? b.toString('utf8') : b && typeof b === 'object' ? JSON.stringify(b) : '';
+  const text =
+    typeof b === 'string'
+      ? b
+      : Buffer.isBuffer(b)
+        ? b.toString('utf8')
+        : b && typeof b === 'object'
+          ? JSON.stringify(b)
+          : '';
   try {
     const s = JSON.parse(text) as { kind?: string; reason?: string; message?: string };
     return s && typeof s === 'object' ? { reason: s.reason, message: s.message } : {};
@@ -49,11 +56,18 @@ export function apiErrors(host: string, scrub: (msg: string) => string) {
     if (e instanceof ApiException) {
       const s = statusBody(e);
       const reason = s.reason ?? (e.code === 401 ? 'Unauthorized' : undefined);
-      return new K8sApiError(scrub(`Kubernetes API (${host}) ${what}: HTTP ${e.code}${reason ? ` ${reason}` : ''}${s.message ? `: ${s.message}` : ''}`), e.code, reason);
+      return new K8sApiError(
+        scrub(
+          `Kubernetes API (${host}) ${what}: HTTP ${e.code}${reason ? ` ${reason}` : ''}${s.message ? `: ${s.message}` : ''}`,
+        ),
+        e.code,
+        reason,
+      );
     }
     if (e instanceof ApplicationFailure) return new K8sApiError(scrub(e.message));
     const err = e as NodeJS.ErrnoException;
-    const detail = err?.code && !String(err.message).includes(err.code) ? `${err.code} ${err.message}` : String(err?.message ?? e);
+    const detail =
+      err?.code && !String(err.message).includes(err.code) ? `${err.code} ${err.message}` : String(err?.message ?? e);
     return new K8sApiError(scrub(`Kubernetes API server ${host} unreachable while trying to ${what}: ${detail}`));
   };
   const fail = (e: unknown, what: string): Error => {

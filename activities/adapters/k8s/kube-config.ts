@@ -3,7 +3,8 @@ import { createPrivateKey } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { K8sCluster } from './options';
 
-const pemToBase64 = (s: string) => (s.includes('-----BEGIN') ? Buffer.from(s).toString('base64') : s.replace(/\s+/g, ''));
+const pemToBase64 = (s: string) =>
+  s.includes('-----BEGIN') ? Buffer.from(s).toString('base64') : s.replace(/\s+/g, '');
 const pemText = (s: string) => (s.includes('-----BEGIN') ? s : Buffer.from(s, 'base64').toString('utf8'));
 
 /** The client key as base64 PEM. KubeConfig has no passphrase field: decrypt here and hand it the plain key. */
@@ -12,7 +13,12 @@ function clientKeyData(cluster: K8sCluster): string | undefined {
   const key = pemText(cluster.clientKey);
   try {
     return cluster.clientKeyPassphrase
-      ? Buffer.from(createPrivateKey({ key, format: 'pem', passphrase: cluster.clientKeyPassphrase }).export({ format: 'pem', type: 'pkcs8' }) as string).toString('base64')
+      ? Buffer.from(
+          createPrivateKey({ key, format: 'pem', passphrase: cluster.clientKeyPassphrase }).export({
+            format: 'pem',
+            type: 'pkcs8',
+          }) as string,
+        ).toString('base64')
       : pemToBase64(key);
   } catch {
     throw new Error(`cluster '${cluster.name}': invalid clientKey, or clientKeyPassphrase does not decrypt it`);

@@ -38,7 +38,12 @@ export function buildDriverManifests(spec: DriverSpec, opts: ManifestOptions): D
   const conf = sparkConf(c);
   const args = submitArgs(c, conf);
   const env = driverEnv(c);
-  return { names: c.names, pod: podManifest(c, conf, args, env), service: serviceManifest(c), secret: secretManifest(c) };
+  return {
+    names: c.names,
+    pod: podManifest(c, conf, args, env),
+    service: serviceManifest(c),
+    secret: secretManifest(c),
+  };
 }
 
 function engineManifests(c: ManifestContext): DriverManifests {

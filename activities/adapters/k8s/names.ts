@@ -30,7 +30,11 @@ export const Labels = {
 /** The annotation with the driverId as given (the label holds its DNS-safe form). */
 export const DRIVER_ID_ANNOTATION = `${LABEL_PREFIX}/driver-id`;
 /** DriverSpec.labels keys that become labels, and their label keys. */
-const SPEC_LABELS: Record<string, string> = { jobId: Labels.JOB_ID, groupId: Labels.GROUP_ID, scheduleId: Labels.SCHEDULE_ID };
+const SPEC_LABELS: Record<string, string> = {
+  jobId: Labels.JOB_ID,
+  groupId: Labels.GROUP_ID,
+  scheduleId: Labels.SCHEDULE_ID,
+};
 
 /** Base names stay ≤ 40 characters: Spark limits the executor pod name prefix to 47. */
 const MAX_BASE = 40;
@@ -65,7 +69,8 @@ export function k8sNames(driverId: string): K8sNames {
     .replace(/^-+|-+$/g, '');
   // Service names must start with a letter (DNS-1035).
   if (!/^[a-z]/.test(base)) base = `d-${base}`.replace(/-+$/, '');
-  if (base !== driverId || base.length > MAX_BASE) base = `${base.slice(0, MAX_BASE - 9).replace(/-+$/, '')}-${hash.slice(0, 8)}`;
+  if (base !== driverId || base.length > MAX_BASE)
+    base = `${base.slice(0, MAX_BASE - 9).replace(/-+$/, '')}-${hash.slice(0, 8)}`;
   return {
     base,
     pod: `${base}-driver`,

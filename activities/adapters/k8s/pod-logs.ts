@@ -6,7 +6,13 @@ import { codeOf, type K8sApiError } from './errors';
 
 type Describe = (e: unknown, what: string) => K8sApiError;
 
-async function readLogLines(api: CoreV1Api, namespace: string, pod: V1Pod, container: string | undefined, describe: Describe): Promise<string[]> {
+async function readLogLines(
+  api: CoreV1Api,
+  namespace: string,
+  pod: V1Pod,
+  container: string | undefined,
+  describe: Describe,
+): Promise<string[]> {
   const name = pod.metadata!.name!;
   try {
     const text = await api.readNamespacedPodLog({ name, namespace, container });
@@ -28,9 +34,26 @@ export interface PodLogRequest {
 }
 
 /** The log entry of one pod; reads the log only when the range asks for lines. */
-export async function podLogEntry(r: PodLogRequest, pod: V1Pod, role: 'driver' | 'executor', container: string | undefined): Promise<JobLogEntry> {
+export async function podLogEntry(
+  r: PodLogRequest,
+  pod: V1Pod,
+  role: 'driver' | 'executor',
+  container: string | undefined,
+): Promise<JobLogEntry> {
   const name = pod.metadata!.name!;
   const from = Math.max(0, r.range.from);
-  const lines = r.range.size > 0 ? (await readLogLines(r.api, r.namespace, pod, container, r.describe)).slice(from, from + r.range.size) : [];
-  return { name, type: 'pod', role, state: pod.status?.phase ?? 'Unknown', from, logSize: lines.length, fileName: `${name}.log`, log: lines };
+  const lines =
+    r.range.size > 0
+      ? (await readLogLines(r.api, r.namespace, pod, container, r.describe)).slice(from, from + r.range.size)
+      : [];
+  return {
+    name,
+    type: 'pod',
+    role,
+    state: pod.status?.phase ?? 'Unknown',
+    from,
+    logSize: lines.length,
+    fileName: `${name}.log`,
+    log: lines,
+  };
 }

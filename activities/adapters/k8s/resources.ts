@@ -75,7 +75,11 @@ export function podManifest(
   extraPorts: V1ContainerPort[] = [],
 ): V1Pod {
   const serviceAccount = c.spec.spark.jobConfig['spark.kubernetes.authenticate.driver.serviceAccountName'];
-  const labels = { ...objectLabels(c), [Labels.SPARK_ROLE]: 'driver', [Labels.SPARK_APP_SELECTOR]: labelValue(conf['spark.app.id']) };
+  const labels = {
+    ...objectLabels(c),
+    [Labels.SPARK_ROLE]: 'driver',
+    [Labels.SPARK_APP_SELECTOR]: labelValue(conf['spark.app.id']),
+  };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -121,6 +125,9 @@ export const secretManifest = (c: ManifestContext): V1Secret | undefined =>
         kind: 'Secret',
         metadata: objectMeta(c, c.names.secret),
         type: 'Opaque',
-        stringData: { [STORAGE_ENV.ACCESS_KEY]: c.storage?.accessKey ?? '', [STORAGE_ENV.SECRET_KEY]: c.storage?.secretKey ?? '' },
+        stringData: {
+          [STORAGE_ENV.ACCESS_KEY]: c.storage?.accessKey ?? '',
+          [STORAGE_ENV.SECRET_KEY]: c.storage?.secretKey ?? '',
+        },
       }
     : undefined;

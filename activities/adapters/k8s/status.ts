@@ -11,7 +11,12 @@ import { stripUndefined } from '../../../domain/memory';
 import { DRIVER_CONTAINER, Labels } from './names';
 
 /** Waiting reasons after which a pending driver will not start without someone changing something. */
-const FATAL_WAITING_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError']);
+const FATAL_WAITING_REASONS = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+]);
 
 const toMs = (d: Date | string | undefined): number | undefined => {
   if (d === undefined) return undefined;
@@ -47,6 +52,10 @@ export function podStatus(pod: V1Pod): DriverStatus {
       return stripUndefined({ ...base, phase: DriverPhase.FAILED, message: why, exitCode: terminated?.exitCode });
     }
     default:
-      return { ...base, phase: DriverPhase.UNKNOWN, message: `driver pod ${pod.metadata?.name} is in phase ${pod.status?.phase ?? '(none)'}` };
+      return {
+        ...base,
+        phase: DriverPhase.UNKNOWN,
+        message: `driver pod ${pod.metadata?.name} is in phase ${pod.status?.phase ?? '(none)'}`,
+      };
   }
 }

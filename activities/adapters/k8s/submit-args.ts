@@ -12,7 +12,8 @@ const IN_CLUSTER_MASTER = 'k8s://https://kubernetes.default.svc';
 export const noExpansion = (s: string) => s.replaceAll('$', '$$$$');
 
 /** `flag a,b,c`, or nothing for an empty list. */
-const listOption = (flag: string, values: string[]): string[] => (values.length ? [flag, noExpansion(values.join(','))] : []);
+const listOption = (flag: string, values: string[]): string[] =>
+  values.length ? [flag, noExpansion(values.join(','))] : [];
 
 /** The job's packages, plus hadoop-aws when artifacts come over s3a and the job brings none. */
 export function sparkPackages(c: ManifestContext): string[] {
@@ -21,7 +22,14 @@ export function sparkPackages(c: ManifestContext): string[] {
   return packages;
 }
 
-export const masterOptions: ArgPart = (c) => ['--master', IN_CLUSTER_MASTER, '--deploy-mode', 'client', '--name', noExpansion(c.spec.spark.name)];
+export const masterOptions: ArgPart = (c) => [
+  '--master',
+  IN_CLUSTER_MASTER,
+  '--deploy-mode',
+  'client',
+  '--name',
+  noExpansion(c.spec.spark.name),
+];
 export const classOption: ArgPart = ({ main }) => (main.mainClass ? ['--class', noExpansion(main.mainClass)] : []);
 
 export const confOptions: ArgPart = (_, conf) =>
@@ -34,7 +42,10 @@ export const packagesOption: ArgPart = (c) => listOption('--packages', sparkPack
 export const jarsOption: ArgPart = ({ main }) => listOption('--jars', main.extraJars);
 export const pyFilesOption: ArgPart = ({ main }) => listOption('--py-files', main.extraPyFiles);
 export const filesOption: ArgPart = ({ artifacts }) => listOption('--files', artifacts.files);
-export const applicationArgs: ArgPart = ({ main, spec }) => [noExpansion(main.primary), ...spec.spark.args.map(noExpansion)];
+export const applicationArgs: ArgPart = ({ main, spec }) => [
+  noExpansion(main.primary),
+  ...spec.spark.args.map(noExpansion),
+];
 
 export const ARG_PARTS: readonly ArgPart[] = [
   masterOptions,

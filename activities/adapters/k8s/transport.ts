@@ -29,7 +29,8 @@ export async function transportFor(kc: KubeConfig, timeoutMs: number): Promise<T
     servername: opts.servername,
   };
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  for (const [k, v] of Object.entries(opts.headers ?? {}))
+    if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
   if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
   return { agent: secure ? new https.Agent(agentOpts) : new http.Agent(agentOpts), headers, secure };
 }
@@ -40,7 +41,8 @@ export async function send(t: Transport, req: RequestContext, timeoutMs: number)
   } catch (e) {
     // A kept-alive connection the server closed meanwhile fails at once; a fresh one may not. Every
     // request the adapter makes is safe to repeat (creates by fixed name, reads, deletes).
-    if ((e as { reusedSocket?: boolean }).reusedSocket && (e as NodeJS.ErrnoException).code === 'ECONNRESET') return sendOnce(t, req, timeoutMs);
+    if ((e as { reusedSocket?: boolean }).reusedSocket && (e as NodeJS.ErrnoException).code === 'ECONNRESET')
+      return sendOnce(t, req, timeoutMs);
     throw e;
   }
 }
@@ -54,18 +56,30 @@ function sendOnce(t: Transport, req: RequestContext, timeoutMs: number): Promise
     }
     const headers: Record<string, string | number> = { ...req.getHeaders(), ...t.headers };
     if (body !== undefined) headers['Content-Length'] = Buffer.byteLength(body);
-    const r = (t.secure ? https : http).request(req.getUrl(), { method: req.getHttpMethod(), headers, agent: t.agent, timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const buf = Buffer.concat(chunks);
-        const h: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
-        resolve(new ResponseContext(res.statusCode ?? 0, h, { text: async () => buf.toString('utf8'), binary: async () => buf }));
-      });
-    });
-    r.on('timeout', () => r.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    const r = (t.secure ? https : http).request(
+      req.getUrl(),
+      { method: req.getHttpMethod(), headers, agent: t.agent, timeout: timeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const buf = Buffer.concat(chunks);
+          const h: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers))
+            if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+          resolve(
+            new ResponseContext(res.statusCode ?? 0, h, {
+              text: async () => buf.toString('utf8'),
+              binary: async () => buf,
+            }),
+          );
+        });
+      },
+    );
+    r.on('timeout', () =>
+      r.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+    );
     r.on('error', (e) => reject(Object.assign(e, { reusedSocket: r.reusedSocket })));
     r.end(body);
   });

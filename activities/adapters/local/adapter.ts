@@ -92,7 +92,18 @@ async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> 
   const addedEnv: Record<string, string> = { ...plan.env, ...spec.env };
   await writeFileAtomic(
     path.join(dir, DRIVER_FILES.command),
-    JSON.stringify({ driverId: spec.driverId, role: spec.role, argv, env: redact(addedEnv), labels: spec.labels, launchedAt: Date.now() }, null, 2),
+    JSON.stringify(
+      {
+        driverId: spec.driverId,
+        role: spec.role,
+        argv,
+        env: redact(addedEnv),
+        labels: spec.labels,
+        launchedAt: Date.now(),
+      },
+      null,
+      2,
+    ),
   );
   const logFile = path.join(dir, DRIVER_FILES.log);
   const spawnError = await spawnDriver(dir, argv, { ...process.env, ...addedEnv }, logFile);
@@ -102,7 +113,10 @@ async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> 
     await writeFileAtomic(path.join(dir, DRIVER_FILES.exit), '127\n');
   }
   // The wrapper writes its pid within milliseconds; waiting for it lets the caller see RUNNING.
-  await waitUntil(() => existsSync(path.join(dir, DRIVER_FILES.pid)) || existsSync(path.join(dir, DRIVER_FILES.exit)), 2_000);
+  await waitUntil(
+    () => existsSync(path.join(dir, DRIVER_FILES.pid)) || existsSync(path.join(dir, DRIVER_FILES.exit)),
+    2_000,
+  );
   return driverStatus(dir);
 }
 
@@ -121,15 +135,21 @@ async function logs(l: LocalContext, driverId: string, range: LogRange): Promise
   if (!existsSync(dir)) return [];
   const fileName = path.join(dir, DRIVER_FILES.log);
   const from = Math.max(0, Math.floor(range.from));
-  const [s, log] = await Promise.all([driverStatus(dir), readLineRange(fileName, from, Math.max(0, Math.floor(range.size)))]);
-  return [{ name: driverId, type: 'process', role: 'driver', state: s.phase, from, logSize: log.length, fileName, log }];
+  const [s, log] = await Promise.all([
+    driverStatus(dir),
+    readLineRange(fileName, from, Math.max(0, Math.floor(range.size))),
+  ]);
+  return [
+    { name: driverId, type: 'process', role: 'driver', state: s.phase, from, logSize: log.length, fileName, log },
+  ];
 }
 
 async function remove(l: LocalContext, driverId: string): Promise<void> {
   const dir = driverDir(l.config, driverId);
   if (!existsSync(dir)) return;
   // The marker goes first: a status call during the kill must read 'removed', not 'killed?'.
-  if (!existsSync(path.join(dir, DRIVER_FILES.removed))) await writeFileAtomic(path.join(dir, DRIVER_FILES.removed), `${new Date().toISOString()}\n`);
+  if (!existsSync(path.join(dir, DRIVER_FILES.removed)))
+    await writeFileAtomic(path.join(dir, DRIVER_FILES.removed), `${new Date().toISOString()}\n`);
   let pid = await readIntFile(path.join(dir, DRIVER_FILES.pid));
   if (!pid && !existsSync(path.join(dir, DRIVER_FILES.exit))) {
     // A launch between mkdir and the wrapper's first line: give it the moment it needs to write its pid.

@@ -24,9 +24,14 @@ const APP_ID = /(?<![A-Za-z0-9])local-\d{10,}/;
 
 export async function findAppId(dir: string): Promise<string | undefined> {
   const cache = path.join(dir, DRIVER_FILES.appId);
-  const cached = await fs.readFile(cache, 'utf8').then((s) => s.trim(), () => '');
+  const cached = await fs.readFile(cache, 'utf8').then(
+    (s) => s.trim(),
+    () => '',
+  );
   if (cached) return cached;
-  const fromEventLog = (await fs.readdir(path.join(dir, DRIVER_FILES.eventLog)).catch(() => [] as string[])).map((f) => APP_ID.exec(f)?.[0]).find(Boolean);
+  const fromEventLog = (await fs.readdir(path.join(dir, DRIVER_FILES.eventLog)).catch(() => [] as string[]))
+    .map((f) => APP_ID.exec(f)?.[0])
+    .find(Boolean);
   const appId = fromEventLog ?? (await scanHead(path.join(dir, DRIVER_FILES.log), APP_ID_SCAN_BYTES, APP_ID));
   if (appId) await writeFileAtomic(cache, appId + '\n').catch(() => undefined);
   return appId;

@@ -27,10 +27,17 @@ const LAUNCH_STALE_MS = 30_000;
 export async function driverStatus(dir: string): Promise<DriverStatus> {
   const dirStat = await statOrUndefined(dir);
   if (!dirStat) return { phase: DriverPhase.MISSING };
-  const [pid, removed] = await Promise.all([readIntFile(path.join(dir, DRIVER_FILES.pid)), statOrUndefined(path.join(dir, DRIVER_FILES.removed))]);
+  const [pid, removed] = await Promise.all([
+    readIntFile(path.join(dir, DRIVER_FILES.pid)),
+    statOrUndefined(path.join(dir, DRIVER_FILES.removed)),
+  ]);
   let exit = await readIntFile(path.join(dir, DRIVER_FILES.exit));
   const appId = await findAppId(dir);
-  const base: DriverStatus = { phase: DriverPhase.PENDING, ...(appId && { appId }), ...(pid && { startTime: Math.round(pid.mtimeMs) }) };
+  const base: DriverStatus = {
+    phase: DriverPhase.PENDING,
+    ...(appId && { appId }),
+    ...(pid && { startTime: Math.round(pid.mtimeMs) }),
+  };
   // Only while it may listen: once it has ended, another process may have the port.
   const withEndpoint = async (s: DriverStatus): Promise<DriverStatus> => {
     const endpoint = await readEndpoint(dir);
@@ -39,7 +46,13 @@ export async function driverStatus(dir: string): Promise<DriverStatus> {
 
   // A driver that ended on its own before remove() keeps its outcome (the job's logs still say how it ended).
   if (removed && !(exit && exit.mtimeMs <= removed.mtimeMs)) {
-    return { ...base, phase: DriverPhase.FAILED, message: 'removed', endTime: Math.round(removed.mtimeMs), ...(exit && { exitCode: exit.value }) };
+    return {
+      ...base,
+      phase: DriverPhase.FAILED,
+      message: 'removed',
+      endTime: Math.round(removed.mtimeMs),
+      ...(exit && { exitCode: exit.value }),
+    };
   }
   if (!exit && pid) {
     if (await groupAlive(pid.value, dir)) return withEndpoint({ ...base, phase: DriverPhase.RUNNING });
@@ -66,4 +79,3 @@ export async function driverStatus(dir: string): Promise<DriverStatus> {
   }
   return withEndpoint(base);
 }
-

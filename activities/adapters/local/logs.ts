@@ -26,7 +26,8 @@ export async function failureSummary(logFile: string): Promise<string | undefine
 }
 
 const LOG4J_LINE = /^\d\d\/\d\d\/\d\d \d\d:\d\d:\d\d /;
-const JAVA_EXCEPTION = /^(?:Exception in thread "[^"]*" )?((?:[A-Za-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b.*)$/;
+const JAVA_EXCEPTION =
+  /^(?:Exception in thread "[^"]*" )?((?:[A-Za-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b.*)$/;
 const MAX_MESSAGE = 1_000;
 
 /**
@@ -43,7 +44,8 @@ export function summarizeFailure(lines: string[]): string | undefined {
       // Frames and source lines are indented; Spark's own log lines may interleave.
       if (l.trim() === '' || /^\s/.test(l) || LOG4J_LINE.test(l)) continue;
       const parts = [l];
-      for (let j = i + 1; j < lines.length && parts.length < 3 && lines[j].startsWith(': '); j++) parts.push(lines[j].slice(2));
+      for (let j = i + 1; j < lines.length && parts.length < 3 && lines[j].startsWith(': '); j++)
+        parts.push(lines[j].slice(2));
       return clip(parts.join(' '));
     }
   }
@@ -76,7 +78,7 @@ export async function readLineRange(file: string, from: number, size: number): P
   const decode = () => Buffer.concat(current).toString('utf8').replace(/\r$/, '');
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      for (let pos = 0; pos < chunk.length; ) {
+      for (let pos = 0; pos < chunk.length;) {
         const nl = chunk.indexOf(10, pos);
         const end = nl === -1 ? chunk.length : nl;
         if (line >= from) current.push(chunk.subarray(pos, end));

@@ -24,7 +24,12 @@ const WRAPPER = [
  * Starts the command (argv) detached in `dir` through WRAPPER, stdout and stderr appended to logFile.
  * Resolves once it has started, or with the error that kept it from starting.
  */
-export async function spawnDriver(dir: string, argv: string[], env: NodeJS.ProcessEnv, logFile: string): Promise<Error | undefined> {
+export async function spawnDriver(
+  dir: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+): Promise<Error | undefined> {
   const logFd = openSync(logFile, 'a');
   try {
     const child = spawn('/bin/sh', ['-c', WRAPPER, 'spark-driver', ...argv], {
@@ -95,7 +100,7 @@ async function groupTree(pgid: number): Promise<number[]> {
     }),
   );
   const tree = new Set(procs.filter((p) => p.pgrp === pgid).map((p) => p.pid));
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const p of procs) {
       if (!tree.has(p.pid) && tree.has(p.ppid)) {

@@ -29,7 +29,10 @@ export async function pythonFor(config: Pick<Config, 'PYTHON' | 'STACK_DIR'>, re
   const option = list.find((r) => r.startsWith('-'));
   // An entry like --index-url would reconfigure pip rather than name a package.
   if (option) throw new InvalidSpecError(`pyRequirements entry ${option} is a pip option, not a requirement`);
-  const hash = createHash('sha256').update(JSON.stringify({ python: config.PYTHON, requirements: list })).digest('hex').slice(0, 16);
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ python: config.PYTHON, requirements: list }))
+    .digest('hex')
+    .slice(0, 16);
   const envDir = path.join(config.STACK_DIR, 'pyenvs', hash);
   const python = path.join(envDir, 'bin', 'python');
   if (existsSync(path.join(envDir, '.ready'))) return python;
@@ -59,10 +62,17 @@ async function buildPyEnv(basePython: string, envDir: string, requirements: stri
     if (await lockIsStale(lock)) {
       // Renaming first means only one of several waiters breaks it.
       const trash = `${lock}.stale-${randomUUID().slice(0, 8)}`;
-      if (await fs.rename(lock, trash).then(() => true, () => false)) await fs.rm(trash, { recursive: true, force: true });
+      if (
+        await fs.rename(lock, trash).then(
+          () => true,
+          () => false,
+        )
+      )
+        await fs.rm(trash, { recursive: true, force: true });
       continue;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for another process to build the Python environment ${envDir}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for another process to build the Python environment ${envDir}`);
     await sleep(500);
   }
   try {
@@ -70,7 +80,8 @@ async function buildPyEnv(basePython: string, envDir: string, requirements: stri
     if (existsSync(ready)) return;
     await fs.rm(envDir, { recursive: true, force: true });
     const venv = await run(basePython, ['-m', 'venv', '--system-site-packages', '--without-pip', envDir], 60_000);
-    if (venv.code !== 0) throw new Error(`creating the Python environment failed (exit ${venv.code}): ${lastLines(venv.output, 10)}`);
+    if (venv.code !== 0)
+      throw new Error(`creating the Python environment failed (exit ${venv.code}): ${lastLines(venv.output, 10)}`);
     const envPython = path.join(envDir, 'bin', 'python');
     const sitesOf = async (py: string): Promise<string[]> => {
       const r = await run(py, ['-c', 'import json, site; print(json.dumps(site.getsitepackages()))'], 30_000);
@@ -80,10 +91,16 @@ async function buildPyEnv(basePython: string, envDir: string, requirements: stri
     const [parentSites, ownSites] = await Promise.all([sitesOf(basePython), sitesOf(envPython)]);
     const inherited = parentSites.filter((p) => !ownSites.includes(p));
     await fs.writeFile(path.join(ownSites[0], '_spark_orchestrator_parent.pth'), inherited.join('\n') + '\n');
-    const pip = await run(envPython, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...requirements], PIP_TIMEOUT_MS);
+    const pip = await run(
+      envPython,
+      ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...requirements],
+      PIP_TIMEOUT_MS,
+    );
     if (pip.code !== 0) {
       await fs.rm(envDir, { recursive: true, force: true });
-      throw new InvalidSpecError(`pip install ${requirements.join(' ')} failed (exit ${pip.code ?? 'timeout'}):\n${lastLines(pip.output, 15)}`);
+      throw new InvalidSpecError(
+        `pip install ${requirements.join(' ')} failed (exit ${pip.code ?? 'timeout'}):\n${lastLines(pip.output, 15)}`,
+      );
     }
     await fs.writeFile(ready, new Date().toISOString() + '\n');
   } finally {
@@ -111,7 +128,10 @@ function run(cmd: string, args: string[], timeoutMs: number): Promise<{ code: nu
     const keep = (b: Buffer) => {
       output = (output + b.toString('utf8')).slice(-64 * 1024);
     };
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' } });
+    const child = spawn(cmd, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);

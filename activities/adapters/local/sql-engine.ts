@@ -27,8 +27,10 @@ export const OPERATION_LOG_DIR = 'operation_logs';
 const STATE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
 
 /** The folder of a SPARK_SQL engine's tables and metastore: shared by every generation with this stateKey. */
-export const sqlStateDir = (config: Pick<Config, 'STACK_DIR'> & Partial<Pick<Config, 'SQL_DATA_DIR'>>, stateKey: string): string =>
-  path.resolve(config.SQL_DATA_DIR ?? path.join(config.STACK_DIR, 'data', 'sql'), stateKey);
+export const sqlStateDir = (
+  config: Pick<Config, 'STACK_DIR'> & Partial<Pick<Config, 'SQL_DATA_DIR'>>,
+  stateKey: string,
+): string => path.resolve(config.SQL_DATA_DIR ?? path.join(config.STACK_DIR, 'data', 'sql'), stateKey);
 
 /** A port no one listens on now. Another process may take it before the engine does: that engine fails. */
 export async function freePort(host = ENGINE_HOST): Promise<number> {

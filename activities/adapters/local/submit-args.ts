@@ -24,7 +24,8 @@ export interface LocalMainResource {
 /** The main file of a PYTHON application: the pyFile named by jobClass (with or without .py). */
 function pythonMain(jobClass: string | undefined, pyFiles: string[]): string {
   if (!jobClass) throw new InvalidSpecError('PYTHON job has no jobClass (the name of its main file among pyFiles)');
-  const found = pyFiles.find((f) => path.basename(f, '.py') === jobClass) ?? pyFiles.find((f) => path.basename(f) === jobClass);
+  const found =
+    pyFiles.find((f) => path.basename(f, '.py') === jobClass) ?? pyFiles.find((f) => path.basename(f) === jobClass);
   if (found) return found;
   if (path.isAbsolute(jobClass) && jobClass.endsWith('.py') && existsSync(jobClass)) return jobClass;
   throw new InvalidSpecError(
@@ -64,7 +65,9 @@ export function localSparkConf(spec: DriverSpec, config: Pick<SubmitConfig, 'DRI
   return {
     // The event log's file name is the application id, which Spark logs nowhere else in local mode.
     'spark.eventLog.enabled': 'true',
-    'spark.eventLog.dir': pathToFileURL(path.join(path.resolve(config.DRIVER_DIR), spec.driverId, DRIVER_FILES.eventLog)).href,
+    'spark.eventLog.dir': pathToFileURL(
+      path.join(path.resolve(config.DRIVER_DIR), spec.driverId, DRIVER_FILES.eventLog),
+    ).href,
     ...memorySparkConf(spec.spark.memorySettings),
     ...spec.spark.jobConfig,
   };

@@ -70,8 +70,10 @@ export async function ensureEngine(
         ),
       });
     } catch (e) {
-      const stopping = e instanceof WorkflowUpdateFailedError && /stopping|was stopped/.test(String((e.cause as Error)?.message));
-      if (!stopping || attempt >= 40) throw e instanceof WorkflowUpdateFailedError ? conflict(String((e.cause as Error)?.message ?? e.message)) : e;
+      const stopping =
+        e instanceof WorkflowUpdateFailedError && /stopping|was stopped/.test(String((e.cause as Error)?.message));
+      if (!stopping || attempt >= 40)
+        throw e instanceof WorkflowUpdateFailedError ? conflict(String((e.cause as Error)?.message ?? e.message)) : e;
       await sleep(250);
     }
   }
@@ -109,7 +111,11 @@ export async function deleteEngine(deps: ApiDeps, engineId: string): Promise<voi
 }
 
 /** The running engine's record, from the read model (undefined when none runs). */
-export async function runningEngine(deps: ApiDeps, clusterId: string, type: SqlEngine): Promise<SqlEngineRecord | undefined> {
+export async function runningEngine(
+  deps: ApiDeps,
+  clusterId: string,
+  type: SqlEngine,
+): Promise<SqlEngineRecord | undefined> {
   const r = await enginesOf(deps).findOne({ _id: sqlEngineId(clusterId, type) } as Document);
   return r?.state === SqlEngineState.RUNNING && r.endpoint ? r : undefined;
 }

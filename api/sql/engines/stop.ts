@@ -9,7 +9,9 @@ import { stopEngineUpdate } from '../../../workflows/sql-engine';
 import type { ApiDeps } from '../../deps';
 
 export async function stopEngine(deps: ApiDeps, clusterId: string, type: SqlEngine, reason: string): Promise<void> {
-  await deps.temporal.workflow.getHandle(sqlEngineWorkflowId(clusterId, type)).executeUpdate(stopEngineUpdate, { args: [reason] });
+  await deps.temporal.workflow
+    .getHandle(sqlEngineWorkflowId(clusterId, type))
+    .executeUpdate(stopEngineUpdate, { args: [reason] });
 }
 
 /** Stops every engine of a cluster that is being deleted. */
@@ -23,4 +25,3 @@ export async function stopClusterEngines(deps: ApiDeps, clusterId: string): Prom
     ),
   );
 }
-

@@ -29,7 +29,10 @@ export interface SqlRuntime {
 
 export function createSqlRuntime(config: Config, temporal: Client): SqlRuntime {
   const poolOpts = { maxSessions: config.SQL_SESSIONS_PER_ENGINE, idleMs: 5 * 60_000 };
-  const pools = { SPARK_SQL: createSqlPool(protocols.SPARK_SQL, poolOpts), TRINO: createSqlPool(protocols.TRINO, poolOpts) };
+  const pools = {
+    SPARK_SQL: createSqlPool(protocols.SPARK_SQL, poolOpts),
+    TRINO: createSqlPool(protocols.TRINO, poolOpts),
+  };
   const engines = new Map<string, { record: SqlEngineRecord; until: number }>();
   const touched = new Map<string, number>();
   const signalEvery = Math.min(60_000, Math.max(1_000, Math.floor(config.SQL_ENGINE_IDLE_MS / 4)));

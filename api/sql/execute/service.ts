@@ -65,15 +65,24 @@ async function runOn(deps: Deps, body: SqlStatementCreation, timeoutMs: number, 
       if (attempt >= 2 || signal.aborted) throw conflict(broke);
       // Engine died or restarted: once more on the engine the workflow runs now.
       const next = await replacementOf(deps, engine);
-      if (!next) throw conflict(`${broke}; the engine still runs, so the statement may have run: check before running it again`);
-      log.warn('SQL session broke with its engine; running the statement on the new one', { engineId: engine.id, err: String(e) });
+      if (!next)
+        throw conflict(`${broke}; the engine still runs, so the statement may have run: check before running it again`);
+      log.warn('SQL session broke with its engine; running the statement on the new one', {
+        engineId: engine.id,
+        err: String(e),
+      });
       engine = next;
     }
   }
 }
 
 /** The history record of a statement, as stored (SqlHistoryEntry plus _id). */
-function historyDoc(id: string, body: SqlStatementCreation, e: SqlEngineRecord | undefined, o?: StatementOutcome): SqlHistoryEntry & Document {
+function historyDoc(
+  id: string,
+  body: SqlStatementCreation,
+  e: SqlEngineRecord | undefined,
+  o?: StatementOutcome,
+): SqlHistoryEntry & Document {
   const info = o?.info;
   return {
     _id: id,
@@ -107,7 +116,9 @@ export async function executeStatement(
   const id = randomUUID().replace(/-/g, '');
   const creationTime = Date.now();
   const write = (doc: Document) =>
-    history.replaceOne({ _id: id } as Document, doc, { upsert: true }).catch((err) => log.warn('query history not written', { id, err: String(err) }));
+    history
+      .replaceOne({ _id: id } as Document, doc, { upsert: true })
+      .catch((err) => log.warn('query history not written', { id, err: String(err) }));
   // The RUNNING record is written beside the statement's own work; the final one before answering, so a
   // client that lists the history next finds its statement there.
   const running = write({ ...historyDoc(id, body, deps.sql.cached(body.clusterId, body.engine)), creationTime });
