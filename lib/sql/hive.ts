@@ -1,17 +1,16 @@
 // HiveServer2's Thrift protocol (Spark Thrift Server, Kyuubi): one TCP connection and one session per
 // SqlConnection. Statements run asynchronously; the server holds a status call until the statement ends
-// (long polling), results come in batches of raw typed columns, converted by values.ts (hive-driver's own
+// (long polling), results come in batches of raw typed columns, converted by hive-values.ts (hive-driver's own
 // result handler rounds DECIMAL and BIGINT, so only its connection and generated Thrift code are used).
-import type { EventEmitter } from 'node:events';
-import { createRequire } from 'node:module';
-import { auth, connections, HiveClient, thrift } from 'hive-driver';
+import { thrift } from 'hive-driver';
 import type { EngineEndpoint } from '../../domain/sql-engine';
 import type { SqlColumn, SqlOperationInfo, SqlStatementState } from '../../domain/sql';
+import { openLink, type Link } from './hive-link';
+import { hiveColumns, hiveRows, type HiveColumnDesc, type HiveRowSet } from './hive-values';
 import { runControl, stopMessage, stoppedOutcome, type RunControl } from './pool';
 import type { RunOptions, SqlConnection, SqlProtocol, StatementOutcome } from './types';
-import { hiveColumns, hiveRows, type HiveColumnDesc, type HiveRowSet } from './values';
 
-const { TCLIService, TCLIService_types: T } = thrift;
+const { TCLIService_types: T } = thrift;
 
 /** Rows per FetchResults: Hive's default server-side cap (hive.server2.thrift.resultset.max.fetch.size). */
 const BATCH = 10_000;
@@ -42,8 +41,6 @@ interface StatusResp {
   hasResultSet?: boolean | null;
 }
 
-class TransportError extends Error {}
-
 /** TStatusCode SUCCESS or SUCCESS_WITH_INFO. */
 const ok = (s: Status) => s.statusCode === 0 || s.statusCode === 1;
 
@@ -66,115 +63,6 @@ export function engineMessage(raw: string | null | undefined): string {
     .replace(/(?:^|(?<=\] ))(?:[a-z][\w$]*\.)+[\w$]*(?:Exception|Error): \n?/g, '')
     .replace(/^(\[[\w.]+\]) (?=\1)/, '')
     .trim();
-}
-
-// ---- the Thrift link ---------------------------------------------------------------------------
-
-// hive-driver's own thrift (its dependency, not ours): the framed transport is extended below.
-const requireHere = createRequire(import.meta.url);
-const thriftLib = requireHere(requireHere.resolve('thrift', { paths: [requireHere.resolve('hive-driver')] })) as {
-  TFramedTransport: new (buf?: Buffer, onFlush?: (frame: Buffer, seqid: number | null) => void) => object;
-};
-
-/**
- * Thrift's framed transport, assembling received frames as Buffers: thrift 0.20's own receiver copies every
- * byte through a JS array, which costs large results about half their speed.
- */
-class FramedTransport extends thriftLib.TFramedTransport {
-  static receiver(callback: (t: object, seqid?: number) => void, seqid?: number) {
-    let rest: Buffer | null = null;
-    return (data: Buffer) => {
-      let buf = rest ? Buffer.concat([rest, data]) : data;
-      rest = null;
-      while (buf.length >= 4) {
-        const size = buf.readInt32BE(0);
-        if (buf.length < 4 + size) break;
-        callback(new thriftLib.TFramedTransport(buf.subarray(4, 4 + size)), seqid);
-        buf = buf.subarray(4 + size);
-      }
-      if (buf.length) rest = buf;
-    };
-  }
-}
-
-type Callback = (err: unknown, res: unknown) => void;
-
-/** A connection's RPCs as promises; all pending ones fail at once when the socket goes. */
-class Link {
-  private readonly pending = new Set<(e: Error) => void>();
-  broken?: TransportError;
-
-  constructor(
-    private readonly client: HiveClient,
-    private readonly rpc: Record<string, (req: unknown, cb: Callback) => void>,
-  ) {
-    const events = client as EventEmitter;
-    events.on('error', (e: Error) => this.fail(`HiveServer2 connection failed: ${e.message}`));
-    events.on('close', () => this.fail('HiveServer2 closed the connection'));
-  }
-
-  call<R>(method: string, req: unknown): Promise<R> {
-    if (this.broken) return Promise.reject(this.broken);
-    return new Promise<R>((resolve, reject) => {
-      this.pending.add(reject);
-      this.rpc[method].call(this.rpc, req, (err, res) => {
-        this.pending.delete(reject);
-        if (err) this.fail(`HiveServer2 ${method} failed: ${(err as Error).message ?? String(err)}`);
-        if (err) reject(this.broken);
-        else resolve(res as R);
-      });
-    });
-  }
-
-  fail(message: string) {
-    this.broken ??= new TransportError(message);
-    for (const reject of this.pending) reject(this.broken);
-    this.pending.clear();
-  }
-
-  close() {
-    this.fail('connection closed');
-    this.client.close();
-  }
-}
-
-async function openLink(e: EngineEndpoint, user: string, timeoutMs: number): Promise<Link> {
-  const client = new HiveClient(TCLIService, T);
-  client.on('error', () => undefined); // until the Link listens: an unheard 'error' would throw
-  let socket: { destroy(): void } | undefined;
-  const plain = new auth.PlainTcpAuthentication({ username: user, password: 'anonymous' });
-  // HiveServer2 with authentication NONE speaks SASL PLAIN; the socket is kept to abort a slow connect.
-  const authProvider = {
-    authenticate(t: Parameters<typeof plain.authenticate>[0]) {
-      const done = plain.authenticate(t);
-      socket = (t as unknown as { getTransport(): { destroy(): void } }).getTransport();
-      return done;
-    },
-  };
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new TransportError(`no HiveServer2 answer at ${e.host}:${e.port} within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-  });
-  const connecting = client.connect(
-    { host: e.host, port: e.port, options: { transport: FramedTransport } },
-    new connections.TcpConnection(),
-    authProvider,
-  );
-  try {
-    await Promise.race([connecting, timeout]);
-  } catch (err) {
-    socket?.destroy();
-    connecting.catch(() => undefined);
-    throw err instanceof TransportError
-      ? err
-      : new TransportError(`cannot connect to HiveServer2 at ${e.host}:${e.port}: ${(err as Error).message}`);
-  } finally {
-    clearTimeout(timer);
-  }
-  return new Link(client, client.getClient() as unknown as Record<string, (req: unknown, cb: Callback) => void>);
 }
 
 // ---- sessions and statements -----------------------------------------------------------------------

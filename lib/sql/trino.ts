@@ -7,7 +7,7 @@ import type { EngineEndpoint } from '../../domain/sql-engine';
 import type { SqlColumn, SqlOperationInfo } from '../../domain/sql';
 import { runControl, stopMessage, stoppedOutcome, type StopReason } from './pool';
 import type { RunOptions, SqlConnection, SqlProtocol, StatementOutcome } from './types';
-import { parseExactJson, trinoColumns, trinoRowConverter, type TrinoColumn } from './values';
+import { parseExactJson, trinoColumns, trinoRowConverter, type TrinoColumn } from './trino-values';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 const SOURCE = 'spark-orchestrator';

@@ -1,20 +1,10 @@
-// Value and column conversion of both SQL protocols (lib/sql/values.ts), from the representations the
-// engines send: HiveServer2's typed columns and Hive-style text (Spark Thrift Server), Trino's JSON rows.
+// Value and column conversion of both SQL protocols (lib/sql/values.ts, hive-values.ts, trino-values.ts), from
+// the representations the engines send: HiveServer2's typed columns and Hive-style text (Spark Thrift Server),
+// Trino's JSON rows.
 import { describe, expect, it } from 'vitest';
-import {
-  exactInteger,
-  exactNumber,
-  hiveColumns,
-  hiveRows,
-  int64Value,
-  parseExactJson,
-  parseHiveText,
-  trinoColumns,
-  trinoRowConverter,
-  zonedTimestamp,
-  type HiveColumnDesc,
-  type TrinoColumn,
-} from '../../lib/sql/values';
+import { hiveColumns, hiveRows, parseHiveText, type HiveColumnDesc } from '../../lib/sql/hive-values';
+import { parseExactJson, trinoColumns, trinoRowConverter, type TrinoColumn } from '../../lib/sql/trino-values';
+import { exactInteger, exactNumber, int64Value, zonedTimestamp } from '../../lib/sql/values';
 
 const TWO53 = 2 ** 53;
 const i64 = (v: bigint) => {
