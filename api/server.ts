@@ -39,7 +39,7 @@ const urlHost = (host: string) =>
 export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const { config, store, temporal } = opts;
   const feeds = createFeeds(store);
-  const deps: ApiDeps = { config, store, temporal, feeds, sql: createSqlRuntime(config, temporal) };
+  const deps: ApiDeps = { config, store, temporal, feeds, sql: createSqlRuntime(config, temporal, store) };
   const server = http.createServer(createApp(deps).callback());
   const io = attachSocketIo(server, feeds);
   const host = opts.host ?? config.API_HOST;

@@ -10,7 +10,7 @@ import { sqlStatementRoutes } from './statements/routes';
 
 export const sqlRoutes = (deps: ApiDeps) => {
   // Tests that build the app alone get a runtime of their own (startApi passes the one it closes).
-  const sql = (deps.sql ??= createSqlRuntime(deps.config, deps.temporal));
+  const sql = (deps.sql ??= createSqlRuntime(deps.config, deps.temporal, deps.store));
   return [
     ...sqlEngineRoutes(deps),
     ...sqlExecuteRoutes({ ...deps, sql }),

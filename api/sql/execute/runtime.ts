@@ -2,6 +2,9 @@
 // engines it knows (briefly cached, so a statement costs no database read), and the idle-clock signals
 // it sends to engine workflows (at most one per engine per IDLE_SIGNAL_MS).
 import type { Client } from '@temporalio/client';
+import type { Store } from '../../../lib/mongo';
+import { Collections } from '../../../lib/mongo';
+import { createHistoryWriter, type HistoryWriter } from './history-writer';
 import type { SqlEngineRecord } from '../../../domain/sql-engine';
 import type { SqlEngine } from '../../../domain/states';
 import type { Config } from '../../../lib/config';
@@ -17,6 +20,8 @@ const ENGINE_CACHE_MS = 2_000;
 
 export interface SqlRuntime {
   pools: Record<SqlEngine, SqlPool>;
+  /** The query history's records, batched. */
+  history: HistoryWriter;
   /** A cached RUNNING record of the engine, if fresh. */
   cached(clusterId: string, type: SqlEngine): SqlEngineRecord | undefined;
   remember(r: SqlEngineRecord): void;
@@ -27,7 +32,7 @@ export interface SqlRuntime {
   close(): Promise<void>;
 }
 
-export function createSqlRuntime(config: Config, temporal: Client): SqlRuntime {
+export function createSqlRuntime(config: Config, temporal: Client, store: Store): SqlRuntime {
   const poolOpts = { maxSessions: config.SQL_SESSIONS_PER_ENGINE, idleMs: 5 * 60_000 };
   const pools = {
     SPARK_SQL: createSqlPool(protocols.SPARK_SQL, poolOpts),
@@ -38,8 +43,10 @@ export function createSqlRuntime(config: Config, temporal: Client): SqlRuntime {
   const signalEvery = Math.min(60_000, Math.max(1_000, Math.floor(config.SQL_ENGINE_IDLE_MS / 4)));
   const key = (clusterId: string, type: SqlEngine) => `${type}/${clusterId}`;
 
+  const history = createHistoryWriter(() => store.col(Collections.sqlHistory));
   return {
     pools,
+    history,
     cached(clusterId, type) {
       const c = engines.get(key(clusterId, type));
       return c && c.until > Date.now() ? c.record : undefined;
@@ -61,7 +68,7 @@ export function createSqlRuntime(config: Config, temporal: Client): SqlRuntime {
         .catch((err) => log.warn('could not reset the engine idle clock', { engineId: r.id, err: String(err) }));
     },
     async close() {
-      await Promise.all([pools.SPARK_SQL.close(), pools.TRINO.close()]);
+      await Promise.all([pools.SPARK_SQL.close(), pools.TRINO.close(), history.flush()]);
     },
   };
 }

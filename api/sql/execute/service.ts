@@ -7,7 +7,6 @@ import { SqlEngineState, type SqlEngineRecord } from '../../../domain/sql-engine
 import type { SqlHistoryEntry, SqlStatementCreation, SqlStatementResult } from '../../../domain/sql';
 import type { SqlEngine } from '../../../domain/states';
 import { logger } from '../../../lib/log';
-import { Collections } from '../../../lib/mongo';
 import type { StatementOutcome } from '../../../lib/sql/types';
 import { getClusterDoc } from '../../clusters/service';
 import type { ApiDeps } from '../../deps';
@@ -17,6 +16,8 @@ import type { SqlRuntime } from './runtime';
 
 const log = logger('sql');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A statement still running after this long gets a RUNNING record in the history (and its stream). */
+const RUNNING_RECORD_AFTER_MS = 200;
 
 type Deps = ApiDeps & { sql: SqlRuntime };
 
@@ -107,34 +108,36 @@ export async function executeStatement(
   body: SqlStatementCreation & { timeoutMs?: number },
   signal: AbortSignal,
 ): Promise<SqlStatementResult> {
-  const { config, store } = deps;
+  const { config } = deps;
   if (body.maxRows > config.SQL_MAX_ROWS) {
     throw overLimit(`maxRows: ${body.maxRows} is above this service's limit of ${config.SQL_MAX_ROWS} (SQL_MAX_ROWS)`);
   }
   const timeoutMs = Math.min(body.timeoutMs ?? config.SQL_STATEMENT_TIMEOUT_MS, config.SQL_STATEMENT_TIMEOUT_MS);
-  const history = store.col<Document>(Collections.sqlHistory);
   const id = randomUUID().replace(/-/g, '');
   const creationTime = Date.now();
-  const write = (doc: Document) =>
-    history
-      .replaceOne({ _id: id } as Document, doc, { upsert: true })
-      .catch((err) => log.warn('query history not written', { id, err: String(err) }));
-  // The RUNNING record is written beside the statement's own work; the final one before answering, so a
-  // client that lists the history next finds its statement there.
-  const running = write({ ...historyDoc(id, body, deps.sql.cached(body.clusterId, body.engine)), creationTime });
+  // History costs the answer nothing: records go through the process's batched writer, a RUNNING one
+  // only for a statement still running after RUNNING_RECORD_AFTER_MS (most take less).
+  const write = (doc: Document) => deps.sql.history.put({ ...doc, _id: id });
+  let recorded = false;
+  const timer = setTimeout(() => {
+    recorded = true;
+    write({ ...historyDoc(id, body, deps.sql.cached(body.clusterId, body.engine)), creationTime });
+  }, RUNNING_RECORD_AFTER_MS);
   let result: Awaited<ReturnType<typeof runOn>>;
   try {
     result = await runOn(deps, body, timeoutMs, signal);
   } catch (e) {
-    await running;
-    if (e instanceof ApiError && e.status === 409) {
-      const info = { state: 'ERROR' as const, creationTime, completionTime: Date.now(), exception: e.message };
-      await write(historyDoc(id, body, undefined, { info, columns: [], rows: [], logs: [] }));
-    } else await history.deleteOne({ _id: id } as Document).catch(() => undefined);
+    // The engine could not run it (409), or a RUNNING record must not stay RUNNING: an ERROR record.
+    if ((e instanceof ApiError && e.status === 409) || recorded) {
+      const exception = e instanceof ApiError ? e.message : 'the statement could not be run';
+      const info = { state: 'ERROR' as const, creationTime, completionTime: Date.now(), exception };
+      write(historyDoc(id, body, undefined, { info, columns: [], rows: [], logs: [] }));
+    }
     throw e;
+  } finally {
+    clearTimeout(timer);
   }
   const { engine, outcome } = result;
-  await running;
-  await write(historyDoc(id, body, engine, { ...outcome, info: { ...outcome.info, creationTime } }));
+  write(historyDoc(id, body, engine, { ...outcome, info: { ...outcome.info, creationTime } }));
   return { info: { ...outcome.info, creationTime }, columns: outcome.columns, rows: outcome.rows, logs: outcome.logs };
 }

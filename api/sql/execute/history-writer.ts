@@ -1,0 +1,50 @@
+// Query-history writes of one API process, batched: records queue up and go to MongoDB in one ordered
+// bulk write at a time, so many concurrent statements cost a few round trips instead of one each, and a
+// statement's RUNNING record always lands before its final one.
+import type { Collection, Document } from 'mongodb';
+import { logger } from '../../../lib/log';
+
+const log = logger('sql');
+
+/** Longest a record waits for the batch it joins. */
+const FLUSH_AFTER_MS = 5;
+const MAX_BATCH = 500;
+
+export interface HistoryWriter {
+  /** Queues the whole record (replacing any earlier one of its id). */
+  put(doc: Document & { _id: string }): void;
+  /** Resolves once everything queued so far is written. */
+  flush(): Promise<void>;
+}
+
+export function createHistoryWriter(col: () => Collection<Document>): HistoryWriter {
+  const queue: (Document & { _id: string })[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let chain: Promise<void> = Promise.resolve();
+
+  const writeBatch = async (batch: (Document & { _id: string })[]) => {
+    const ops = batch.map((doc) => ({
+      replaceOne: { filter: { _id: doc._id } as Document, replacement: doc, upsert: true },
+    }));
+    await col()
+      .bulkWrite(ops, { ordered: true })
+      .catch((err) => log.warn('query history not written', { records: batch.length, err: String(err) }));
+  };
+  const flush = (): Promise<void> => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    while (queue.length) {
+      const batch = queue.splice(0, MAX_BATCH);
+      chain = chain.then(() => writeBatch(batch));
+    }
+    return chain;
+  };
+  return {
+    put(doc) {
+      queue.push(doc);
+      if (queue.length >= MAX_BATCH) void flush();
+      else timer ??= setTimeout(() => void flush(), FLUSH_AFTER_MS);
+    },
+    flush,
+  };
+}

@@ -1,0 +1,58 @@
+// The batched query-history writer: concurrent records go in few bulk writes, in order, one write at a time.
+import type { Collection, Document } from 'mongodb';
+import { describe, expect, it } from 'vitest';
+import { createHistoryWriter } from '../../api/sql/execute/history-writer';
+
+function fakeCollection() {
+  const batches: string[][] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const col = {
+    async bulkWrite(ops: { replaceOne: { replacement: Document } }[]) {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 10));
+      batches.push(ops.map((o) => `${o.replaceOne.replacement._id}:${o.replaceOne.replacement.state}`));
+      inFlight--;
+    },
+  } as unknown as Collection<Document>;
+  return { col, batches, maxInFlight: () => maxInFlight };
+}
+
+describe('query history writer', () => {
+  it('batches records queued together into one bulk write, keeping their order', async () => {
+    const f = fakeCollection();
+    const w = createHistoryWriter(() => f.col);
+    for (let i = 0; i < 20; i++) w.put({ _id: `s${i}`, state: 'FINISHED' });
+    await w.flush();
+    expect(f.batches).toHaveLength(1);
+    expect(f.batches[0]).toHaveLength(20);
+    expect(f.batches[0][0]).toBe('s0:FINISHED');
+  });
+
+  it("writes a statement's RUNNING record before its final one, one bulk write at a time", async () => {
+    const f = fakeCollection();
+    const w = createHistoryWriter(() => f.col);
+    w.put({ _id: 'a', state: 'RUNNING' });
+    await new Promise((r) => setTimeout(r, 7)); // the first batch is being written
+    w.put({ _id: 'a', state: 'FINISHED' });
+    await w.flush();
+    expect(f.batches.flat()).toEqual(['a:RUNNING', 'a:FINISHED']);
+    expect(f.maxInFlight()).toBe(1);
+  });
+
+  it('keeps going when a write fails', async () => {
+    let calls = 0;
+    const col = {
+      async bulkWrite() {
+        if (++calls === 1) throw new Error('database down');
+      },
+    } as unknown as Collection<Document>;
+    const w = createHistoryWriter(() => col);
+    w.put({ _id: 'x', state: 'FINISHED' });
+    await w.flush();
+    w.put({ _id: 'y', state: 'FINISHED' });
+    await w.flush();
+    expect(calls).toBe(2);
+  });
+});
