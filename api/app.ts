@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { mkdirSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { logger } from '../lib/log';
 import { clusterRoutes } from './clusters/routes';
@@ -48,6 +49,9 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.body = { message: `no such path: ${ctx.method} ${ctx.path}` };
+      } else if (ctx.status === 405 && ctx.body === undefined) {
+        ctx.status = 405;
+        ctx.body = { message: `${ctx.method} is not a method of ${ctx.path}; it takes ${ctx.response.get('Allow')}` };
       }
     } catch (err) {
       const { status, message, expose } = toHttp(err);
@@ -79,7 +83,8 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   });
   app.silent = true;
 
-  const router = new Router({ prefix: API_PREFIX });
+  // Every method is "implemented": an unknown one on a known path answers 405 with Allow, not 501.
+  const router = new Router({ prefix: API_PREFIX, methods: [...http.METHODS] });
   mount(router, routes);
   const doc = openApiDocument(routes);
   router.get('/openapi.json', (ctx) => {

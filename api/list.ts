@@ -58,13 +58,16 @@ export function parseListQuery(
   sortable: readonly string[],
   maxSize: number,
   defaultSort: [string, 1 | -1],
+  /** Other names clients use for sortable fields (Ilum 1.5.3's `name` for a job's `jobName`). */
+  aliases: Record<string, string> = {},
 ): ListQuery {
   const page = intParam(q, 'page', 0, 0, 1_000_000);
   const size = intParam(q, 'size', 10, 1, maxSize);
   const sortRaw = (Array.isArray(q.sort) ? q.sort : q.sort ? [q.sort] : []).filter(Boolean);
   // `sort=name,asc` or `sort=name` (asc); several sort params order by each in turn.
   const sort: [string, 1 | -1][] = sortRaw.map((s) => {
-    const [field, dir = 'asc', ...rest] = s.split(',').map((p) => p.trim());
+    const [given, dir = 'asc', ...rest] = s.split(',').map((p) => p.trim());
+    const field = aliases[given] ?? given;
     if (rest.length || !sortable.includes(field)) {
       throw conflict(`sort: '${s}' must be field,asc|desc with field one of ${sortable.join(', ')}`);
     }

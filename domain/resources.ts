@@ -148,6 +148,8 @@ export const Cluster = z.object({
   memorySettings: MemorySettings,
   defaultApplicationConfig: z.string(),
   type: z.enum(CLUSTER_TYPES),
+  /** Local clusters: N of `local[N]`. */
+  threads: z.number().int().optional(),
   url: z.string(),
   caCert: z.string().optional(),
   clientCert: z.string().optional(),

@@ -16,14 +16,20 @@ type ClusterDoc = Record<string, unknown> & { name: string; type: string };
 export type AdapterLookup = (clusterName: string) => Promise<ClusterAdapter>;
 
 export function createAdapterRegistry(config: Config, store: Store): AdapterLookup {
-  const local = createLocalAdapter(config);
+  // One local adapter per thread count (a local cluster's `threads`, else LOCAL_SPARK_THREADS).
+  const locals = new Map<number, ClusterAdapter>();
+  const localFor = (threads: number) => {
+    if (!locals.has(threads)) locals.set(threads, createLocalAdapter({ ...config, LOCAL_SPARK_THREADS: threads }));
+    return locals.get(threads)!;
+  };
   // k8s adapters are cached per cluster document; a changed cluster (updatedAt) builds a new one.
   const k8s = new Map<string, { stamp: string; adapter: ClusterAdapter }>();
   return async function adapterFor(clusterName: string): Promise<ClusterAdapter> {
     const doc = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: clusterName });
     if (!doc)
       throw ApplicationFailure.nonRetryable(`cluster '${clusterName}' does not exist`, FailureType.CLUSTER_NOT_FOUND);
-    if (doc.type === ClusterType.LOCAL) return local;
+    if (doc.type === ClusterType.LOCAL)
+      return localFor(typeof doc.threads === 'number' ? doc.threads : config.LOCAL_SPARK_THREADS);
     const stamp = JSON.stringify(doc);
     const cached = k8s.get(clusterName);
     if (cached && cached.stamp === stamp) return cached.adapter;

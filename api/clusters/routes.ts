@@ -1,10 +1,11 @@
 // Cluster endpoints (4.21–4.24): parse, call the service, answer.
+import { z } from 'zod';
 import { Cluster } from '../../domain/resources';
 import type { ApiDeps } from '../deps';
 import { IdResponse, PageOf } from '../resources';
 import { LIST_QUERY, route } from '../routing';
 import { ClusterCreate, ClusterUpdate } from './schemas';
-import { createCluster, deleteCluster, getCluster, listClusters, updateCluster } from './service';
+import { clusterNames, createCluster, deleteCluster, getCluster, listClusters, updateCluster } from './service';
 
 export const clusterRoutes = (deps: ApiDeps) => [
   route({
@@ -26,6 +27,15 @@ export const clusterRoutes = (deps: ApiDeps) => [
     response: PageOf(Cluster),
     errors: [409],
     handler: ({ query }) => listClusters(deps, query),
+  }),
+  // Before /cluster/:clusterId, which would read `names` as an id.
+  route({
+    method: 'get',
+    path: '/cluster/names',
+    tag: 'clusters',
+    summary: 'Names of all clusters',
+    response: z.object({ names: z.array(z.string()) }),
+    handler: () => clusterNames(deps),
   }),
   route({
     method: 'get',

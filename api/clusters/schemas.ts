@@ -26,6 +26,8 @@ const ClusterFields = {
   memorySettings: MemorySettingsCreation.optional(),
   defaultApplicationConfig: z.string().max(16384).optional(),
   type: z.enum(CLUSTER_TYPES).default(ClusterType.K8S),
+  /** Local clusters (Ilum's localCluster): N of `local[N]` for their drivers; default LOCAL_SPARK_THREADS. */
+  threads: z.number().int().min(1).max(1024).optional(),
   url: z.string().trim().max(2048).optional(),
   caCert: z.string().max(65536).optional(),
   clientCert: z.string().max(65536).optional(),
@@ -55,7 +57,9 @@ const ClusterFields = {
 };
 
 /** A k8s cluster needs the URL of its Kubernetes API server. */
-export const checkUrl = (c: { type?: string; url?: string }, ctx: z.RefinementCtx) => {
+export const checkUrl = (c: { type?: string; url?: string; threads?: number }, ctx: z.RefinementCtx) => {
+  if (c.type === ClusterType.K8S && c.threads !== undefined)
+    ctx.addIssue({ code: 'custom', path: ['threads'], message: 'is a setting of local clusters only' });
   if (c.type === ClusterType.K8S) {
     if (!c.url)
       ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required for a k8s cluster (the API server URL)' });

@@ -30,7 +30,8 @@ export function toCluster(d: ClusterDoc, localThreads: number): Cluster {
     id: d.id,
     name: d.name,
     description: (d.description as string) ?? '',
-    sparkMaster: d.type === ClusterType.LOCAL ? `local[${localThreads}]` : `k8s://${d.url}`,
+    sparkMaster:
+      d.type === ClusterType.LOCAL ? `local[${(d.threads as number | undefined) ?? localThreads}]` : `k8s://${d.url}`,
     sparkDeployMode: d.type === ClusterType.LOCAL ? 'client' : 'cluster',
     sparkStorage: (d.sparkStorage as string) ?? 's3',
     metastoreName: d.metastoreName as string | undefined,
@@ -38,6 +39,7 @@ export function toCluster(d: ClusterDoc, localThreads: number): Cluster {
     memorySettings: (d.memorySettings as MemorySettings) ?? { dynamicAllocation: false },
     defaultApplicationConfig: (d.defaultApplicationConfig as string) ?? '',
     type: d.type as ClusterType,
+    threads: d.type === ClusterType.LOCAL ? ((d.threads as number | undefined) ?? localThreads) : undefined,
     url: d.url,
     caCert: d.caCert as string | undefined,
     clientCert: d.clientCert as string | undefined,
@@ -88,6 +90,14 @@ export async function listClusters(deps: ApiDeps, query: Query): Promise<Page<Cl
   );
 }
 
+export async function clusterNames(deps: ApiDeps): Promise<{ names: string[] }> {
+  const docs = await clustersOf(deps)
+    .find({}, { projection: { name: 1 } })
+    .sort({ name: 1 })
+    .toArray();
+  return { names: docs.map((d) => d.name) };
+}
+
 export async function createCluster(deps: ApiDeps, body: ClusterCreate): Promise<{ clusterId: string }> {
   const id = randomUUID().replace(/-/g, '');
   const doc = {
@@ -106,7 +116,10 @@ export async function createCluster(deps: ApiDeps, body: ClusterCreate): Promise
 export async function updateCluster(deps: ApiDeps, id: string, body: ClusterUpdate): Promise<void> {
   const stored = await getClusterDoc(deps, id);
   const merged = { ...stored, ...sealSecrets(deps.config.SECRET_KEY, toStored(body), stored) } as ClusterDoc;
-  const check = z.object({ type: z.string(), url: z.string().optional() }).superRefine(checkUrl).safeParse(merged);
+  const check = z
+    .object({ type: z.string(), url: z.string().optional(), threads: z.number().optional() })
+    .superRefine(checkUrl)
+    .safeParse(merged);
   if (!check.success) throw check.error;
   if (merged.type === ClusterType.LOCAL && !merged.url) merged.url = 'local';
   await nameChecked(body.name, () =>

@@ -83,8 +83,11 @@ async function runningSingleJob(deps: ApiDeps, jobId: string, action: string): P
 }
 
 export async function listJobs({ store, config }: ApiDeps, query: Query): Promise<Page<Job>> {
-  const sortable = ['submitTime', 'startTime', 'endTime', 'jobName', 'state', 'jobType', 'clusterName'];
-  const lq = parseListQuery(query, sortable, config.MAX_PAGE_SIZE, ['submitTime', -1]);
+  const sortable = ['submitTime', 'startTime', 'endTime', 'jobName', 'jobId', 'state', 'jobType', 'clusterName'];
+  const lq = parseListQuery(query, sortable, config.MAX_PAGE_SIZE, ['submitTime', -1], {
+    name: 'jobName',
+    id: 'jobId',
+  });
   const filter = { ...jobFilter(query), ...searchFilter(lq.search, ['jobName', 'jobClass', 'tags']) };
   return findPage(store.col(Collections.jobs), filter, lq, toJob);
 }

@@ -15,10 +15,10 @@ import {
   type ScheduleAction,
 } from './service';
 
-const stateAction = (deps: ApiDeps, action: ScheduleAction, summary: string) =>
+const stateAction = (deps: ApiDeps, action: ScheduleAction, summary: string, pathAction: string = action) =>
   route({
     method: 'post',
-    path: `/schedule/:scheduleId/${action}`,
+    path: `/schedule/:scheduleId/${pathAction}`,
     tag: 'schedules',
     summary,
     errors: [404, 409],
@@ -87,6 +87,8 @@ export const scheduleRoutes = (deps: ApiDeps) => [
   stateAction(deps, 'pause', 'Pause a schedule: no runs until it is resumed'),
   stateAction(deps, 'resume', 'Resume a paused or disabled schedule'),
   stateAction(deps, 'disable', 'Disable a schedule: no more runs (state DISABLED)'),
+  // Ilum 1.5.3's name for the same.
+  stateAction(deps, 'disable', 'Stop a schedule (state DISABLED), the same as /disable', 'stop'),
   route({
     method: 'delete',
     path: '/schedule/:scheduleId',

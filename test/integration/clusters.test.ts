@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startHarness, type Harness } from '../harness';
 
@@ -247,5 +248,43 @@ describe('clusters over HTTP against real MongoDB', () => {
       doc.body.paths['/api/v1/cluster/{clusterId}'].put.requestBody.content['application/json'].schema.properties
         .resourceQuota,
     ).toBeDefined();
+  });
+
+  it("takes Ilum 1.5.3's local cluster field threads, and lists cluster names", async () => {
+    const r = await call(h, 'POST', '/cluster', { name: 'threaded', type: 'local', threads: 3 });
+    expect(r.status).toBe(200);
+    expect((await call(h, 'GET', `/cluster/${r.body.clusterId}`)).body).toMatchObject({
+      threads: 3,
+      sparkMaster: 'local[3]',
+    });
+    const bad = await call(h, 'POST', '/cluster', k8s('k8s-threads', { threads: 2 }));
+    expect(bad.status).toBe(409);
+    expect(bad.body.message).toMatch(/threads/);
+    const names = await call(h, 'GET', '/cluster/names');
+    expect(names.status).toBe(200);
+    expect(names.body.names).toContain('default');
+    expect(names.body.names).toContain('threaded');
+    expect([...names.body.names].sort()).toEqual(names.body.names);
+  });
+
+  it('answers a method a known path does not take with 405, Allow and a message; sorts by 1.5.3 field names', async () => {
+    // node:http, since fetch refuses TRACE.
+    for (const method of ['PATCH', 'TRACE', 'POST']) {
+      const path = '/cluster/default';
+      const res = await new Promise<{ status: number; allow: string; body: string }>((resolve, reject) => {
+        const req = http.request(`${h.url}${path}`, { method }, (r) => {
+          let body = '';
+          r.on('data', (c) => (body += c));
+          r.on('end', () => resolve({ status: r.statusCode!, allow: String(r.headers.allow), body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(res.status).toBe(405);
+      expect(res.allow).toMatch(/GET/);
+      expect(JSON.parse(res.body).message).toMatch(/not a method/);
+    }
+    expect((await call(h, 'GET', '/job?sort=name,asc')).status).toBe(200);
+    expect((await call(h, 'POST', '/schedule/nope/stop')).status).toBe(404);
   });
 });
