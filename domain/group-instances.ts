@@ -1,8 +1,9 @@
 // The group workflow's decisions about its instances (interactive drivers), as pure functions: how many
 // to start, which to drain and stop, what a driver status means for an instance's job, when to pause.
-import type { DriverStatus } from './driver';
+import type { DriverSpec, DriverStatus } from './driver';
 import { formatTags } from './delimited';
-import type { InstanceState } from './group';
+import { instanceDriverId, type InstanceState } from './group';
+import { groupTaskQueue, groupWorkflowId } from './ids';
 import { GroupState, JobState, JobType } from './states';
 import type { Group, Job, SparkSpec } from './types';
 
@@ -104,5 +105,23 @@ export function newInstanceJob(group: Omit<Group, 'jobs'>, spec: SparkSpec, n: n
     maxRetries: 0,
     attempt: 1,
     memorySettings: group.memorySettings,
+  };
+}
+
+/** The driver of a group instance: runner/runner.py serving the group's task queue, of the group's kind and language. */
+export function runnerDriverSpec(group: Omit<Group, 'jobs'>, spec: SparkSpec, jobId: string): DriverSpec {
+  const { id: groupId, name, kind, language } = group;
+  return {
+    driverId: instanceDriverId(jobId),
+    role: 'runner',
+    spark: { ...spec, name: `${name}-${jobId}` },
+    env: {
+      RUNNER_TASK_QUEUE: groupTaskQueue(groupId),
+      RUNNER_GROUP_WORKFLOW_ID: groupWorkflowId(groupId),
+      RUNNER_INSTANCE_ID: jobId,
+      RUNNER_GROUP_KIND: kind,
+      RUNNER_LANGUAGE: language,
+    },
+    labels: { groupId, jobId },
   };
 }

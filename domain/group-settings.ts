@@ -30,7 +30,8 @@ export function applyGroupPatch(
   return { group: next.record, spec: next.spec, restart: RESTART_FIELDS.some((f) => patch[f] !== undefined) };
 }
 
-const checkActive = (group: Pick<GroupRecord, 'name' | 'state'>) => {
+/** Rejects any change of an archived group (pause, resume, restart, rescale, update). */
+export const checkActive = (group: Pick<GroupRecord, 'name' | 'state'>) => {
   if (group.state === GroupState.ARCHIVED) throw new Error(`group '${group.name}' is archived`);
 };
 

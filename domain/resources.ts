@@ -78,6 +78,8 @@ export const Group = z.object({
   archivedTime: z.number().int().optional(),
   memorySettings: MemorySettings,
   autoPause: z.boolean(),
+  /** True while paused on request (POST /group/{id}/pause): no drivers, no executions, until resumed. */
+  paused: z.boolean().optional(),
   jobs: z.array(Job),
 });
 export type Group = z.infer<typeof Group>;

@@ -2,26 +2,20 @@
 // synchronously and then wait for the loop to write it (read-your-writes); the loop alone calls
 // activities. So no handler awaits and then mutates, and none needs a mutex.
 import { condition, log } from '@temporalio/workflow';
-import type { DriverSpec, DriverStatus } from '../domain/driver';
-import {
-  instanceDriverId,
-  type GroupResume,
-  type GroupSettingsPatch,
-  type GroupWorkflowInput,
-  type InstanceState,
-} from '../domain/group';
+import type { DriverStatus } from '../domain/driver';
+import type { GroupResume, GroupSettingsPatch, GroupWorkflowInput, InstanceState } from '../domain/group';
 import {
   desiredScale,
   instanceJobState,
   instanceStatusEffect,
   newInstanceJob,
   pauseCheckIn,
+  runnerDriverSpec,
   planReconcile,
   shouldPause,
   type IdleView,
 } from '../domain/group-instances';
 import { applyGroupPatch, archivedGroup } from '../domain/group-settings';
-import { groupTaskQueue, groupWorkflowId } from '../domain/ids';
 import { GroupState, isTerminal, JobState, JobType } from '../domain/states';
 import type { Job } from '../domain/types';
 import { projection } from './activity-options';
@@ -101,6 +95,25 @@ export class GroupEntity {
     this.group = next.group;
     this.spec = next.spec;
     if (next.restart) this.generation += 1;
+    this.lastActivity = Date.now();
+    await this.written();
+  }
+
+  async pause(): Promise<void> {
+    this.group = { ...this.group, paused: true };
+    await this.written();
+  }
+
+  async resume(): Promise<void> {
+    this.group = { ...this.group, paused: false };
+    this.paused = false;
+    this.lastActivity = Date.now();
+    await this.written();
+  }
+
+  /** A new generation: reconcile replaces each older driver once its successor is READY. */
+  async restart(): Promise<void> {
+    this.generation += 1;
     this.lastActivity = Date.now();
     await this.written();
   }
@@ -243,7 +256,8 @@ export class GroupEntity {
   }
 
   private reconcile(): void {
-    const plan = planReconcile([...this.instances.values()], this.generation, desiredScale(this.group, this.paused));
+    const held = this.paused || this.group.paused === true;
+    const plan = planReconcile([...this.instances.values()], this.generation, desiredScale(this.group, held));
     for (const jobId of plan.drain) this.instances.get(jobId)!.draining = true;
     for (let i = 0; i < plan.start; i++) this.startInstance();
     for (const jobId of plan.stop) this.endInstance(jobId, JobState.FINISHED);
@@ -286,20 +300,6 @@ export class GroupEntity {
   }
 
   private launch(jobId: string): void {
-    const { id: groupId, name, kind, language } = this.group;
-    const spec: DriverSpec = {
-      driverId: instanceDriverId(jobId),
-      role: 'runner',
-      spark: { ...this.spec, name: `${name}-${jobId}` },
-      env: {
-        RUNNER_TASK_QUEUE: groupTaskQueue(groupId),
-        RUNNER_GROUP_WORKFLOW_ID: groupWorkflowId(groupId),
-        RUNNER_INSTANCE_ID: jobId,
-        RUNNER_GROUP_KIND: kind,
-        RUNNER_LANGUAGE: language,
-      },
-      labels: { groupId, jobId },
-    };
-    this.drivers.launch(jobId, spec);
+    this.drivers.launch(jobId, runnerDriverSpec(this.group, this.spec, jobId));
   }
 }

@@ -20,7 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { GroupSettingsPatch, GroupWorkflowInput } from '../domain/group';
-import { checkArchivable, checkGroupPatch, checkScale } from '../domain/group-settings';
+import { checkActive, checkArchivable, checkGroupPatch, checkScale } from '../domain/group-settings';
 import { GroupEntity, type GroupSummary } from './group-entity';
 
 /** Resolves once the group's first record is in the read model (read-your-writes for the creating API). */
@@ -28,6 +28,11 @@ export const acceptedGroupUpdate = defineUpdate<{ groupId: string }>('accepted')
 export const rescaleUpdate = defineUpdate<void, [number]>('rescale');
 export const updateGroupUpdate = defineUpdate<void, [GroupSettingsPatch]>('update');
 export const archiveUpdate = defineUpdate<void>('archive');
+/** Pause on request: the drivers stop, the group keeps its scale, executions are refused until resume. */
+export const pauseUpdate = defineUpdate<void>('pause');
+export const resumeUpdate = defineUpdate<void>('resume');
+/** Replaces every driver, each kept until its replacement is READY, so a group of scale ≥ 2 keeps answering. */
+export const restartUpdate = defineUpdate<void>('restart');
 /** Sent before an execution when the group may have paused its drivers (autoPause). */
 export const wakeSignal = defineSignal('wake');
 /** Sent by a runner once it polls the group's task queue. */
@@ -47,6 +52,9 @@ export async function groupWorkflow(input: GroupWorkflowInput): Promise<void> {
     validator: (patch) => checkGroupPatch(g.group, patch, input.maxScale),
   });
   setHandler(archiveUpdate, () => g.archive(), { validator: () => checkArchivable(g.group) });
+  setHandler(pauseUpdate, () => g.pause(), { validator: () => checkActive(g.group) });
+  setHandler(resumeUpdate, () => g.resume(), { validator: () => checkActive(g.group) });
+  setHandler(restartUpdate, () => g.restart(), { validator: () => checkActive(g.group) });
   setHandler(wakeSignal, () => g.wake());
   setHandler(instanceReadySignal, ({ instanceId, appId }) => g.instanceReady(instanceId, appId));
   setHandler(instanceStateSignal, ({ instanceId, state }) => g.instanceState(instanceId, state));

@@ -25,6 +25,9 @@ async function executionOf(
 ): Promise<JobInstanceInput> {
   const g = await getGroupDoc(deps, groupId);
   if (g.state === GroupState.ARCHIVED) throw conflict(`group '${g.name}' is archived; it takes no executions`);
+  if (g.paused === true) {
+    throw conflict(`group '${g.name}' is paused; resume it (POST /group/${g.id}/resume) to run executions`);
+  }
   if (body.type === 'interactive_code_execute') {
     if (g.kind !== GroupKind.CODE)
       throw conflict(`type: group '${g.name}' is of kind ${g.kind}; interactive_code_execute needs a CODE group`);

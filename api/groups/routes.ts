@@ -7,6 +7,7 @@ import { executeInGroup, listResults, submitToGroup } from './executions';
 import { ExecuteBody, GROUP_FILES, GroupCreateForm, GroupUpdateForm } from './schemas';
 import {
   archiveGroup,
+  changeGroupRun,
   createGroup,
   deleteGroup,
   getGroup,
@@ -102,6 +103,25 @@ const lifecycleRoutes = (deps: ApiDeps) => [
   }),
 ];
 
+/** Ilum 1.5.3's pause, resume and restart of a group. */
+const runRoutes = (deps: ApiDeps) =>
+  (
+    [
+      ['pause', 'Pause a group: its drivers stop, it keeps its scale, executions answer 409 until it is resumed'],
+      ['resume', 'Resume a paused group: its drivers start again'],
+      ['restart', 'Restart a group: every driver is replaced, each once its successor is READY'],
+    ] as const
+  ).map(([action, summary]) =>
+    route({
+      method: 'post',
+      path: `/group/:groupId/${action}`,
+      tag: 'groups',
+      summary,
+      errors: [404, 409],
+      handler: ({ params }) => changeGroupRun(deps, params.groupId, action),
+    }),
+  );
+
 /** Executions in a group and their results. */
 const executionRoutes = (deps: ApiDeps) => [
   route({
@@ -136,4 +156,4 @@ const executionRoutes = (deps: ApiDeps) => [
   }),
 ];
 
-export const groupRoutes = (deps: ApiDeps) => [...lifecycleRoutes(deps), ...executionRoutes(deps)];
+export const groupRoutes = (deps: ApiDeps) => [...lifecycleRoutes(deps), ...runRoutes(deps), ...executionRoutes(deps)];

@@ -31,7 +31,10 @@ import { Collections } from '../../lib/mongo';
 import {
   acceptedGroupUpdate,
   archiveUpdate,
+  pauseUpdate,
   rescaleUpdate,
+  restartUpdate,
+  resumeUpdate,
   updateGroupUpdate,
   type groupWorkflow,
 } from '../../workflows/group';
@@ -252,6 +255,17 @@ export async function archiveGroup(deps: ApiDeps, groupId: string): Promise<void
   const g = await getGroupDoc(deps, groupId);
   if (g.state === GroupState.ARCHIVED) throw conflict(`group '${g.name}' is already archived`);
   await groupUpdate(g.id, () => handle(deps, g.id).executeUpdate(archiveUpdate));
+}
+
+const RUN_STATE_UPDATES = { pause: pauseUpdate, resume: resumeUpdate, restart: restartUpdate } as const;
+
+/**
+ * Pause (drivers stop, scale kept, executions refused), resume, or restart (every driver replaced one at
+ * a time) a group; answers once the group's record shows it.
+ */
+export async function changeGroupRun(deps: ApiDeps, groupId: string, action: keyof typeof RUN_STATE_UPDATES) {
+  const g = await getGroupDoc(deps, groupId);
+  await groupUpdate(g.id, () => handle(deps, g.id).executeUpdate(RUN_STATE_UPDATES[action]));
 }
 
 /** Archives the group, waits for its workflow to end (every driver removed), then removes its records. */

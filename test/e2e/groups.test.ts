@@ -232,6 +232,26 @@ describe('a PYTHON group of interactive drivers', () => {
     expect((await call(h, 'PUT', `/group/${groupId}`, form({ jobConfig: 'nope' }))).status).toBe(409);
   });
 
+  it('pauses on request (executions answer 409), resumes, and restarts while answering', async () => {
+    expect((await call(h, 'POST', `/group/${groupId}/pause`)).status).toBe(200);
+    expect(await getGroup()).toMatchObject({ paused: true, state: 'ACTIVE' });
+    const refused = await execute({ jobClass: 'jobs.Echo', jobConfig: { say: 'x' } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/paused/);
+    await eventually(async () => ((await instances()).length === 0 ? true : undefined), 60_000, 500);
+    expect((await call(h, 'POST', `/group/${groupId}/resume`)).status).toBe(200);
+    const scale = (await getGroup()).scale as number;
+    await waitReady(scale);
+    expect((await execute({ jobClass: 'jobs.Echo', jobConfig: { say: 'back' } })).body.result).toBe('back');
+    const before = (await instances()).map((j) => j.jobId);
+    expect((await call(h, 'POST', `/group/${groupId}/restart`)).status).toBe(200);
+    // The old drivers answer while the new ones start.
+    expect((await execute({ jobClass: 'jobs.Echo', jobConfig: { say: 'during' } })).body.result).toBe('during');
+    const after = await waitReady(scale);
+    expect(after.map((j) => j.jobId).some((id) => before.includes(id))).toBe(false);
+    expect((await call(h, 'POST', '/group/nope/restart')).status).toBe(404);
+  });
+
   it('archives: instances stop, no more executions', async () => {
     expect((await call(h, 'POST', `/group/${groupId}/stop`)).status).toBe(200);
     expect((await getGroup()).state).toBe('ARCHIVED');

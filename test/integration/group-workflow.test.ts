@@ -7,7 +7,10 @@ import {
   archiveUpdate,
   groupQuery,
   instanceStateSignal,
+  pauseUpdate,
   rescaleUpdate,
+  restartUpdate,
+  resumeUpdate,
   updateGroupUpdate,
   wakeSignal,
 } from '../../workflows/group';
@@ -89,6 +92,34 @@ describe('group workflow', () => {
     await g.liveAre(id, [`${id}-3`, `${id}-4`]);
     expect(g.state(`${id}-1`)).toBe('FINISHED');
     expect(g.state(`${id}-2`)).toBe('FINISHED');
+  });
+
+  it('pauses on request (drivers stop, scale kept, a wake does not resume), resumes, and restarts', async () => {
+    const { id, h } = await g.start({ scale: 2 });
+    await g.liveAre(id, [`${id}-1`, `${id}-2`]);
+    await g.ready(h, `${id}-1`, `${id}-2`);
+
+    await h.executeUpdate(pauseUpdate);
+    expect(cluster.read.group(id)).toMatchObject({ paused: true, scale: 2, state: 'ACTIVE' });
+    await g.liveAre(id, []);
+    await h.signal(wakeSignal);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(g.live(id)).toEqual([]);
+
+    await h.executeUpdate(resumeUpdate);
+    expect(cluster.read.group(id)?.paused).toBe(false);
+    await g.liveAre(id, [`${id}-3`, `${id}-4`]);
+    await g.ready(h, `${id}-3`, `${id}-4`);
+
+    // Restart: a new generation; the old drivers serve until a new one is READY.
+    await h.executeUpdate(restartUpdate);
+    await g.liveAre(id, [`${id}-3`, `${id}-4`, `${id}-5`, `${id}-6`]);
+    expect(g.state(`${id}-3`)).toBe('READY');
+    await g.ready(h, `${id}-5`);
+    await g.liveAre(id, [`${id}-5`, `${id}-6`]);
+
+    await h.executeUpdate(archiveUpdate);
+    await expect(h.executeUpdate(pauseUpdate)).rejects.toThrow();
   });
 
   it('autoPause stops the drivers of an idle group; a wake starts them again', async () => {
