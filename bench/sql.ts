@@ -160,7 +160,12 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
 runBench('sql', 1200, async () => {
   printHeader('bench:sql — POST /sql/execute against the same statement sent directly to the same engine');
   const s = await startBenchStack();
-  defer('leftover engines', async () => {
+  defer('engines', async () => {
+    // Stopped through their workflows first: a killed engine would be restarted while the worker runs.
+    for (const type of ENGINES) {
+      const id = type === 'TRINO' ? 'trino-default' : 'sparksql-default';
+      await fetch(`${s.url}/sql/engine/${id}`, { method: 'DELETE' }).catch(() => undefined);
+    }
     const n = await killDrivers(s.config.DRIVER_DIR);
     if (n) console.log(`  killed ${n} leftover engine process group(s)`);
   });
