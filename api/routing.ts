@@ -30,7 +30,8 @@ export interface RouteDef<S extends z.ZodType = z.ZodType> {
   tag: string;
   summary: string;
   /** json: application/json; form: multipart/form-data (urlencoded accepted too). */
-  body?: { kind: 'json' | 'form'; schema: S; files?: string[] };
+  /** `optional`: a request without a body (no Content-Type, nothing sent) is read as `{}`. */
+  body?: { kind: 'json' | 'form'; schema: S; files?: string[]; optional?: boolean };
   /** Documented query parameters (validated by the handler through list.ts). */
   query?: { name: string; description: string; array?: boolean }[];
   /** Schema of the success body; absent: 200 with an empty body. */
@@ -63,7 +64,9 @@ export function mount(router: Router, defs: RouteDef[]): void {
   for (const def of defs) {
     router[def.method](def.path, async (ctx: Context) => {
       let body: unknown = undefined;
-      if (def.body) {
+      const empty = !ctx.request.type && !Number(ctx.request.length ?? 0);
+      if (def.body?.optional && empty) body = def.body.schema.parse({});
+      else if (def.body) {
         const type = ctx.request.type;
         const isJson = type === 'application/json' || type.endsWith('+json');
         const isForm = type === 'multipart/form-data' || type === 'application/x-www-form-urlencoded';
@@ -149,7 +152,7 @@ export function openApiDocument(defs: RouteDef[]): Record<string, unknown> {
         bodySchema.properties = props;
       }
       requestBody = {
-        required: true,
+        required: !def.body.optional,
         content: { [def.body.kind === 'json' ? 'application/json' : 'multipart/form-data']: { schema: bodySchema } },
       };
     }

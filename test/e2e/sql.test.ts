@@ -190,6 +190,8 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
     expect((await call(h, 'DELETE', '/sql/engine/sparksql-nope')).status).toBe(404);
     expect((await call(h, 'GET', '/sql/engine/nope')).status).toBe(404);
     expect((await call(h, 'POST', '/sql/engine/default', { type: 'HIVE' })).status).toBe(409);
+    // Ilum's engine creation body is optional: none is read as the defaults (here: the cluster is unknown).
+    expect((await call(h, 'POST', '/sql/engine/nope')).status).toBe(404);
   });
 });
 
