@@ -276,7 +276,8 @@ describe('SQL engine idle stop', () => {
   let idle: Harness;
   let clusterId: string;
   beforeAll(async () => {
-    idle = await startHarness({ env: { SQL_ENGINE_IDLE_MS: '8000' } });
+    // No Trino on this harness's host, as after a setup with SKIP_TRINO=1.
+    idle = await startHarness({ env: { SQL_ENGINE_IDLE_MS: '8000', TRINO_HOME: '/nonexistent/trino-server' } });
     // A cluster of its own: engine workflow ids derive from the cluster id, and both harnesses share Temporal.
     clusterId = (await call(idle, 'POST', '/cluster', { name: 'sql-idle', type: 'local' })).body.clusterId;
   });
@@ -291,5 +292,15 @@ describe('SQL engine idle stop', () => {
       60_000,
       500,
     );
+  });
+
+  it('answers TRINO requests with 409 saying how to install Trino when it is not installed', async () => {
+    const r = await call(idle, 'POST', '/sql/execute', { statement: 'select 1', engine: 'TRINO', clusterId });
+    expect(r.status).toBe(409);
+    expect(r.body.message).toMatch(/SKIP_TRINO/);
+    expect((await call(idle, 'GET', `/sql/engine/${clusterId}`)).body).toEqual([
+      { id: `trino-${clusterId}`, type: 'TRINO', state: 'FAILED' },
+    ]);
+    expect((await call(idle, 'DELETE', `/sql/engine/trino-${clusterId}`)).status).toBe(200);
   });
 });
