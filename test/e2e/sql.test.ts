@@ -304,3 +304,29 @@ describe('SQL engine idle stop', () => {
     expect((await call(idle, 'DELETE', `/sql/engine/trino-${clusterId}`)).status).toBe(200);
   });
 });
+
+describe('SQL engines across a restart of the worker and the API', () => {
+  it('leaves a running engine running: the new processes use the same engine', async () => {
+    let a = await startHarness();
+    const clusterId = (await call(a, 'POST', '/cluster', { name: 'sql-restart', type: 'local' })).body.clusterId;
+    expect((await call(a, 'POST', '/sql/execute', { statement: 'select 7', clusterId })).body.rows).toEqual([[7]]);
+    const before = await a.store.db.collection('sqlEngines').findOne({ clusterId });
+    const keep = {
+      MONGO_DB: a.config.MONGO_DB,
+      TASK_QUEUE: a.config.TASK_QUEUE,
+      DRIVER_DIR: a.config.DRIVER_DIR,
+      SQL_DATA_DIR: a.config.SQL_DATA_DIR,
+    };
+    await a.stop();
+    a = await startHarness({ env: keep });
+    try {
+      const r = await call(a, 'POST', '/sql/execute', { statement: 'select 8', clusterId });
+      expect(r.body.rows).toEqual([[8]]);
+      const after = await a.store.db.collection('sqlEngines').findOne({ clusterId });
+      expect(after).toMatchObject({ state: 'RUNNING', generation: before!.generation, driverId: before!.driverId });
+    } finally {
+      await call(a, 'DELETE', `/sql/engine/sparksql-${clusterId}`);
+      await a.stop();
+    }
+  });
+});
