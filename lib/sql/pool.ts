@@ -136,7 +136,10 @@ class Pool implements SqlPool {
       const timeoutMs = Math.max(1, runOpts.timeoutMs - (Date.now() - creationTime));
       const outcome = await conn.run(statement, { ...runOpts, timeoutMs });
       failed = false;
-      return { ...outcome, info: { ...outcome.info, creationTime } };
+      const info = { ...outcome.info, creationTime };
+      // The caller asked for timeoutMs; the engine was given what was left of it.
+      if (info.state === 'TIMEDOUT') info.exception = stopMessage('TIMEDOUT', runOpts);
+      return { ...outcome, info };
     } finally {
       this.release(p, conn, failed);
     }

@@ -21,7 +21,17 @@ async function closedPort(): Promise<EngineEndpoint> {
 
 describe('probeEngine', () => {
   let info: { starting: boolean } | 'hang' | 'broken' = { starting: true };
+  /** What a query answers: Trino refuses scans until the coordinator has announced itself as a worker node. */
+  let scans = true;
   const trino = http.createServer((req, res) => {
+    if (req.url === '/v1/statement' && req.method === 'POST') {
+      req.resume();
+      const error = { message: 'No nodes available to run query', errorName: 'NO_NODES_AVAILABLE' };
+      const body = scans
+        ? { id: 'q1', columns: [{ name: '_col0', type: 'bigint' }], data: [[5]], stats: { state: 'FINISHED' } }
+        : { id: 'q1', stats: { state: 'FAILED' }, error };
+      return res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+    }
     if (req.url !== '/v1/info' || info === 'hang') return; // never answers
     if (info === 'broken') return res.writeHead(500).end('oops');
     res
@@ -45,10 +55,13 @@ describe('probeEngine', () => {
     expect(await probeEngine('SPARK_SQL', await closedPort(), 1_000)).toBe(false);
   });
 
-  it('TRINO: true only when /v1/info says it is no longer starting', async () => {
+  it('TRINO: true only when /v1/info says it is no longer starting and a tpch scan finishes', async () => {
     info = { starting: true };
     expect(await probeEngine('TRINO', trinoAt, 1_000)).toBe(false);
     info = { starting: false };
+    scans = false;
+    expect(await probeEngine('TRINO', trinoAt, 1_000)).toBe(false);
+    scans = true;
     expect(await probeEngine('TRINO', trinoAt, 1_000)).toBe(true);
     info = 'broken';
     expect(await probeEngine('TRINO', trinoAt, 1_000)).toBe(false);
