@@ -7,9 +7,9 @@ import { groupTaskQueue, groupWorkflowId } from './ids';
 import { GroupState, JobState, JobType } from './states';
 import type { Group, Job, SparkSpec } from './types';
 
-/** Drivers the group wants: none while archived or paused, otherwise its scale. */
-export const desiredScale = (group: Pick<Group, 'state' | 'scale'>, paused: boolean): number =>
-  group.state === GroupState.ARCHIVED || paused ? 0 : group.scale;
+/** Drivers the group wants: none while archived, paused on request or auto-paused, otherwise its scale. */
+export const desiredScale = (group: Pick<Group, 'state' | 'scale' | 'paused'>, autoPaused: boolean): number =>
+  group.state === GroupState.ARCHIVED || group.paused === true || autoPaused ? 0 : group.scale;
 
 /** The job state an instance's record shows while its driver lives. */
 export const instanceJobState = (inst: Pick<InstanceState, 'ready' | 'busy'>): JobState =>

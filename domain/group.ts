@@ -33,6 +33,24 @@ export interface InstanceState {
   draining: boolean;
 }
 
+/** What the group workflow's query answers: whether it auto-paused, its settings generation, its instances. */
+export interface GroupSummary {
+  paused: boolean;
+  generation: number;
+  instances: import('./types').Job[];
+}
+
+/** What a new group's workflow starts from (a continued run gets the previous run's instead). */
+export const newGroupResume = (now: number): GroupResume => ({
+  seq: 0,
+  nextInstance: 1,
+  generation: 1,
+  paused: false,
+  lastActivity: now,
+  instances: [],
+  jobs: {},
+});
+
 export interface GroupResume {
   seq: number;
   nextInstance: number;

@@ -3,7 +3,14 @@
 // activities. So no handler awaits and then mutates, and none needs a mutex.
 import { condition, log } from '@temporalio/workflow';
 import type { DriverStatus } from '../domain/driver';
-import type { GroupResume, GroupSettingsPatch, GroupWorkflowInput, InstanceState } from '../domain/group';
+import {
+  newGroupResume,
+  type GroupResume,
+  type GroupSummary,
+  type GroupSettingsPatch,
+  type GroupWorkflowInput,
+  type InstanceState,
+} from '../domain/group';
 import {
   desiredScale,
   instanceJobState,
@@ -22,12 +29,6 @@ import { projection } from './activity-options';
 import { InstanceDrivers } from './group-drivers';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
-
-export interface GroupSummary {
-  paused: boolean;
-  generation: number;
-  instances: Job[];
-}
 
 export class GroupEntity {
   group: GroupWorkflowInput['group'];
@@ -50,15 +51,7 @@ export class GroupEntity {
   constructor(private readonly input: GroupWorkflowInput) {
     this.group = { ...input.group };
     this.spec = { ...input.spec };
-    const r: GroupResume = input.resume ?? {
-      seq: 0,
-      nextInstance: 1,
-      generation: 1,
-      paused: false,
-      lastActivity: Date.now(),
-      instances: [],
-      jobs: {},
-    };
+    const r: GroupResume = input.resume ?? newGroupResume(Date.now());
     ({
       nextInstance: this.nextInstance,
       generation: this.generation,
@@ -256,8 +249,7 @@ export class GroupEntity {
   }
 
   private reconcile(): void {
-    const held = this.paused || this.group.paused === true;
-    const plan = planReconcile([...this.instances.values()], this.generation, desiredScale(this.group, held));
+    const plan = planReconcile([...this.instances.values()], this.generation, desiredScale(this.group, this.paused));
     for (const jobId of plan.drain) this.instances.get(jobId)!.draining = true;
     for (let i = 0; i < plan.start; i++) this.startInstance();
     for (const jobId of plan.stop) this.endInstance(jobId, JobState.FINISHED);

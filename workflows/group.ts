@@ -19,9 +19,9 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { GroupSettingsPatch, GroupWorkflowInput } from '../domain/group';
+import type { GroupSettingsPatch, GroupSummary, GroupWorkflowInput } from '../domain/group';
 import { checkActive, checkArchivable, checkGroupPatch, checkScale } from '../domain/group-settings';
-import { GroupEntity, type GroupSummary } from './group-entity';
+import { GroupEntity } from './group-entity';
 
 /** Resolves once the group's first record is in the read model (read-your-writes for the creating API). */
 export const acceptedGroupUpdate = defineUpdate<{ groupId: string }>('accepted');

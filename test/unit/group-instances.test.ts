@@ -17,6 +17,9 @@ describe('group reconcile', () => {
     expect(desiredScale({ state: 'ACTIVE', scale: 3 }, false)).toBe(3);
     expect(desiredScale({ state: 'ACTIVE', scale: 3 }, true)).toBe(0);
     expect(desiredScale({ state: 'ARCHIVED', scale: 3 }, false)).toBe(0);
+    // Paused on request: none, whatever autoPause says.
+    expect(desiredScale({ state: 'ACTIVE', scale: 3, paused: true }, false)).toBe(0);
+    expect(desiredScale({ state: 'ACTIVE', scale: 3, paused: false }, false)).toBe(3);
   });
 
   it('starts the missing instances', () => {

@@ -1,5 +1,6 @@
 // The small pieces buildDriverManifests is composed of, one at a time (no API server).
 import { imageRunnerJars } from '../../activities/adapters/runner-jvm';
+import { parseDefaultConf } from '../../domain/spark-defaults';
 import { describe, expect, it } from 'vitest';
 import { artifactUris, mainResource } from '../../activities/adapters/k8s/artifacts';
 import { manifestContext, type ManifestContext } from '../../activities/adapters/k8s/context';
@@ -24,7 +25,6 @@ import {
   driverConf,
   executorLabelConf,
   executorSecretConf,
-  parseDefaultConf,
   sparkConf,
   storageConf,
 } from '../../activities/adapters/k8s/spark-conf';

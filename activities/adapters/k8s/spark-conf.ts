@@ -2,23 +2,12 @@
 // our defaults < the cluster's defaults < memory settings < the job's jobConfig < what the pod,
 // service and secret depend on (changing those would break the driver).
 import { memorySparkConf } from '../../../domain/memory';
+import { parseDefaultConf } from '../../../domain/spark-defaults';
 import type { ManifestContext } from './context';
 import { BIND_ADDRESS_ENV, Labels, Ports, STORAGE_ENV } from './names';
 
 export type SparkConf = Record<string, string>;
 export type ConfPart = (c: ManifestContext) => SparkConf;
-
-/** Parses defaultApplicationConfig leniently: `k=v` (or spark-defaults' `k v`) entries split by `;` or lines. */
-export function parseDefaultConf(s: string | undefined): SparkConf {
-  const out: SparkConf = {};
-  for (const raw of (s ?? '').split(/[;\n]/)) {
-    const entry = raw.trim();
-    if (!entry || entry.startsWith('#')) continue;
-    const m = /^([^=\s]+)\s*(?:=|\s)\s*(.*)$/.exec(entry);
-    if (m) out[m[1]] = m[2].trim();
-  }
-  return out;
-}
 
 export const imageConf: ConfPart = (c) => ({
   'spark.kubernetes.container.image': c.image,
