@@ -1,6 +1,14 @@
 // Activities that drive Spark drivers through the adapter of the job's cluster.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { FailureType, InvalidSpecError, type DriverSpec, type DriverStatus, type LogRange } from '../domain/driver';
+import { launchDeadlineError, pastDeadline } from '../domain/broken-clusters';
+import {
+  DriverPhase,
+  FailureType,
+  InvalidSpecError,
+  type DriverSpec,
+  type DriverStatus,
+  type LogRange,
+} from '../domain/driver';
 import type { Job, JobLogEntry } from '../domain/types';
 import type { Config } from '../lib/config';
 import type { AdapterLookup } from './adapters/registry';
@@ -17,6 +25,27 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
+const launchDeadlineFailure = (deadlineMs: number) =>
+  ApplicationFailure.nonRetryable(launchDeadlineError(deadlineMs), FailureType.LAUNCH_DEADLINE);
+
+/** A driver that is not running yet (pending, or on a cluster that does not answer). */
+const notStarted = (st: DriverStatus): boolean => st.phase === DriverPhase.PENDING || st.phase === DriverPhase.UNKNOWN;
+
+/** `work`, or `expired()` thrown once `ms` have passed first. */
+async function withinDeadline<T>(work: Promise<T>, ms: number, expired: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(expired()), Math.max(0, ms));
+  });
+  // Past the deadline the launch may still end; its outcome is no longer anyone's concern.
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function createDriverActivities(
   config: Config,
   adapterFor: AdapterLookup,
@@ -26,13 +55,18 @@ export function createDriverActivities(
     /**
      * Launches a driver. `starting` is the job's STARTING record with a version the workflow reserved
      * for it: writing it here, through the same versioned projection, saves the workflow a round of
-     * its own before the launch.
+     * its own before the launch. `since`: when the workflow began trying to launch this driver; past
+     * LAUNCH_DEADLINE_MS from then the launch fails for good (FailureType.LAUNCH_DEADLINE), whatever
+     * the cluster type.
      */
     async launchDriver(
       clusterName: string,
       spec: DriverSpec,
       starting?: { job: Job; version: number },
+      since?: number,
     ): Promise<DriverStatus> {
+      const deadline = config.LAUNCH_DEADLINE_MS;
+      if (since !== undefined && pastDeadline(since, deadline, Date.now())) throw launchDeadlineFailure(deadline);
       const [adapter] = await Promise.all([
         adapterFor(clusterName),
         starting && projection.projectJob(starting.job, starting.version),
@@ -50,7 +84,9 @@ export function createDriverActivities(
             }
           : spec;
       try {
-        return await adapter.launch(full);
+        const launched = adapter.launch(full);
+        if (since === undefined) return await launched;
+        return await withinDeadline(launched, since + deadline - Date.now(), () => launchDeadlineFailure(deadline));
       } catch (e) {
         if (e instanceof InvalidSpecError) throw ApplicationFailure.nonRetryable(e.message, FailureType.INVALID_SPEC);
         throw e;
@@ -60,18 +96,27 @@ export function createDriverActivities(
     /**
      * Polls the driver until its phase differs from `known` (or its appId appears), heartbeating, and
      * returns the new status. Returns the unchanged status after `maxWaitMs` so histories stay bounded.
+     * `startingSince`: the driver has not run yet, and began launching then; one still not running
+     * LAUNCH_DEADLINE_MS later is reported FAILED (the try fails like any other).
      */
     async watchDriver(
       clusterName: string,
       driverId: string,
       known: DriverStatus,
       maxWaitMs = 10 * 60_000,
+      startingSince?: number,
     ): Promise<DriverStatus> {
       const ctx = Context.current();
       const adapter = await adapterFor(clusterName);
       const deadline = Date.now() + maxWaitMs;
       for (;;) {
         const st = await adapter.status(driverId);
+        if (
+          startingSince !== undefined &&
+          notStarted(st) &&
+          pastDeadline(startingSince, config.LAUNCH_DEADLINE_MS, Date.now())
+        )
+          return { phase: DriverPhase.FAILED, message: launchDeadlineError(config.LAUNCH_DEADLINE_MS, st.message) };
         if (st.phase !== known.phase || (st.appId && st.appId !== known.appId) || Date.now() > deadline) return st;
         ctx.heartbeat(st.phase);
         await sleep(config.WATCH_INTERVAL_MS, ctx.cancellationSignal);

@@ -2,6 +2,7 @@
 // workflow owns); a write whose version is not newer than the stored one is dropped, so a late or
 // replayed write never moves a state backwards.
 import type { Collection, Document } from 'mongodb';
+import { whyNoReadyInstance, type InstanceView } from '../domain/broken-clusters';
 import { parseTags } from '../domain/delimited';
 import type { SqlEngineRecord } from '../domain/sql-engine';
 import type { Group, Job, JobInstanceResult, Schedule } from '../domain/types';
@@ -64,6 +65,14 @@ export function createProjection(store: Store) {
     /** A stopped engine leaves the read model; its workflow ends right after, so no later write follows. */
     async deleteSqlEngineRecord(engineId: string): Promise<void> {
       await store.col(Collections.sqlEngines).deleteOne({ _id: engineId } as Document);
+    },
+    /** Why a group has no ready instance, from its read model (an execution that waited in vain says it). */
+    async whyNoReadyInstance(groupId: string): Promise<string> {
+      const [g, jobs] = await Promise.all([
+        store.col(Collections.groups).findOne({ _id: groupId } as Document),
+        store.col(Collections.jobs).find({ groupId }).sort({ submitTime: -1 }).limit(20).toArray(),
+      ]);
+      return whyNoReadyInstance(g?.error as string | undefined, jobs as unknown as InstanceView[]);
     },
     /** Removes a job's record (DELETE /job/{id}); done by an activity so the read model keeps one writer. */
     async deleteJobRecord(jobId: string): Promise<void> {

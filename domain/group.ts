@@ -1,4 +1,5 @@
 // Groups of interactive drivers: what the group workflow carries, and the messages it takes.
+import type { CrashLoop, CrashLoopSettings } from './broken-clusters';
 import type { Group, JobInstanceResult, SparkSpec } from './types';
 
 /** Settings an update (4.4) may change; absent fields stay as they are. */
@@ -20,6 +21,8 @@ export interface GroupWorkflowInput {
   spec: SparkSpec;
   idlePauseMs: number;
   maxScale: number;
+  /** How the group backs off from drivers failing before READY (lib/config.ts CRASH_*); defaults when absent. */
+  crashLoop?: CrashLoopSettings;
   resume?: GroupResume;
 }
 
@@ -59,6 +62,8 @@ export interface GroupResume {
   lastActivity: number;
   instances: InstanceState[];
   jobs: Record<string, import('./types').Job>;
+  /** Drivers failing before READY one after another (absent in runs started before crash-loop backoff). */
+  crash?: CrashLoop;
 }
 
 /** Input of the short workflow `jobinstance/<jobInstanceId>` (4.5, 4.7). */
@@ -76,6 +81,8 @@ export interface JobInstanceInput {
   wakeGroup: boolean;
   /** Write a record before running (submit without waiting: read-your-writes). */
   announce: boolean;
+  /** How long the execution waits for a ready instance (EXECUTE_WAIT_MS); absent: no limit (older runs). */
+  waitMs?: number;
 }
 
 /** Payload of the runner's activity `executeJobInstance` (runner/runner.py). */

@@ -1,5 +1,6 @@
 // How a single job's record moves between states (the diagram in workflows/job.ts). Pure functions that
 // return a new record; the job workflow decides when to call them and writes what they return.
+import { unreachableError } from './broken-clusters';
 import type { DriverStatus } from './driver';
 import { isTerminal, JobState } from './states';
 import type { Job } from './types';
@@ -59,3 +60,39 @@ export function finishedJob(job: Job, state: JobState, now: number, error?: stri
 export function checkStoppable(job: Job): void {
   if (isTerminal(job.state)) throw new Error(`job ${job.jobId} is already ${job.state}`);
 }
+
+/** Since when a job's (or instance's) cluster has not answered, and the error it showed before. */
+export interface Unreachable {
+  since: number;
+  errorBefore?: string;
+}
+
+/**
+ * The record as its cluster's reachability shows it: while `cause` is set the job is UNKNOWN with the
+ * cause and since when in `error`; once the cluster answers again (`cause` undefined) the error it had
+ * before comes back, and the caller sets the real state from the driver's status.
+ */
+export function withReachability(
+  job: Job,
+  cause: string | undefined,
+  now: number,
+  prev?: Unreachable,
+): { job: Job; unreachable?: Unreachable } {
+  if (cause !== undefined) {
+    const u = prev ?? { since: now, ...(job.error !== undefined ? { errorBefore: job.error } : {}) };
+    return { job: { ...job, state: JobState.UNKNOWN, error: unreachableError(cause, u.since) }, unreachable: u };
+  }
+  if (!prev) return { job };
+  const next = { ...job };
+  if (prev.errorBefore !== undefined) next.error = prev.errorBefore;
+  else delete next.error;
+  return { job: next };
+}
+
+/** The `cleanup` field of a job whose drivers (ids → cause) could not be removed yet; undefined when none. */
+export const cleanupNote = (leftovers: ReadonlyMap<string, string>): string | undefined =>
+  leftovers.size === 0
+    ? undefined
+    : [...leftovers]
+        .map(([id, cause]) => `driver ${id} not removed yet (${cause}); retrying in the background`)
+        .join('; ');

@@ -9,7 +9,7 @@ export interface JobWorkflowInput {
   maxRetries: number;
   scheduleId?: string;
   /** Set when the workflow continues as new: the state it had. */
-  resume?: { job: Job; seq: number };
+  resume?: { job: Job; seq: number; leftovers?: string[] };
 }
 
 export function newJobRecord(jobId: string, input: JobWorkflowInput, now: number): Job {

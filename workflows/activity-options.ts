@@ -14,6 +14,27 @@ export const drivers = proxyActivities<Activities>({
   retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ClusterNotFound', 'InvalidSpec'] },
 });
 
+/**
+ * One launch attempt against a cluster that may not answer: the workflow sees each failure (it shows
+ * the job UNKNOWN with the cause, waits and tries again until LAUNCH_DEADLINE_MS; workflows/launch.ts).
+ */
+export const launching = proxyActivities<Activities>({
+  startToCloseTimeout: '10m',
+  retry: { maximumAttempts: 1 },
+});
+
+/** A first quick try at removing a driver; if the cluster does not answer, `cleanup` goes on in the background. */
+export const quickRemoval = proxyActivities<Activities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '500ms', maximumAttempts: 2, nonRetryableErrorTypes: ['ClusterNotFound'] },
+});
+
+/** Removing a driver in the background until its cluster answers again, backing off to one try in 5 min. */
+export const cleanup = proxyActivities<Activities>({
+  startToCloseTimeout: '2m',
+  retry: { initialInterval: '2s', maximumInterval: '5m', nonRetryableErrorTypes: ['ClusterNotFound'] },
+});
+
 /** Watching a driver: long-running and heartbeating, so a dead worker is noticed within 30 s. */
 export const watch = proxyActivities<Activities>({
   startToCloseTimeout: '15m',

@@ -5,6 +5,7 @@ import type { DriverSpec, DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import { instanceDriverId } from '../domain/group';
 import { drivers, watch } from './activity-options';
+import { launchUntilDeadline } from './launch';
 
 export interface DriverEvent {
   jobId: string;
@@ -16,6 +17,9 @@ export class InstanceDrivers {
   readonly events: DriverEvent[] = [];
   private readonly watchers = new Map<string, CancellationScope>();
   private removals = 0;
+  private readonly launching = new Set<string>();
+  /** When each driver's launch began: one still pending LAUNCH_DEADLINE_MS later is reported FAILED. */
+  private readonly launchedAt = new Map<string, number>();
 
   /** `changed` wakes the workflow's loop. */
   constructor(
@@ -23,28 +27,55 @@ export class InstanceDrivers {
     private readonly changed: () => void,
   ) {}
 
-  /** Launches (or, being idempotent, finds) an instance's driver; its status arrives as an event. */
+  /**
+   * Launches (or, being idempotent, finds) an instance's driver; its status arrives as an event. While the
+   * cluster does not answer, each failed attempt arrives as an UNKNOWN status with the cause.
+   */
   launch(jobId: string, spec: DriverSpec): void {
-    void drivers
-      .launchDriver(this.clusterName, spec)
+    this.launching.add(jobId);
+    void launchUntilDeadline({
+      clusterName: this.clusterName,
+      spec,
+      unreachable: (message) => {
+        this.events.push({ jobId, st: { phase: 'UNKNOWN', message } });
+        this.changed();
+      },
+    })
       .then(
-        (st) => this.events.push({ jobId, st }),
-        (err: unknown) =>
-          this.events.push({ jobId, st: { phase: 'FAILED', message: `launch failed: ${failureMessage(err)}` } }),
+        ({ status: st, since }) => {
+          this.launchedAt.set(jobId, since);
+          this.launched(jobId, st);
+        },
+        (err: unknown) => this.launched(jobId, { phase: 'FAILED', message: `launch failed: ${failureMessage(err)}` }),
       )
       .finally(this.changed);
+  }
+
+  /** The launch's outcome and the end of its launching, in one step, so the loop never sees one without the other. */
+  private launched(jobId: string, st: DriverStatus): void {
+    this.launching.delete(jobId);
+    this.events.push({ jobId, st });
+  }
+
+  /** A launch still trying (nothing to watch yet). */
+  isLaunching(jobId: string): boolean {
+    return this.launching.has(jobId);
   }
 
   isWatched(jobId: string): boolean {
     return this.watchers.has(jobId);
   }
 
-  /** Watches a driver until its status differs from `known`; the new status arrives as an event. */
-  watch(jobId: string, known: DriverStatus): void {
+  /**
+   * Watches a driver until its status differs from `known`; the new status arrives as an event. A driver
+   * not yet `started` (its runner not ready) that stays pending past the launch deadline comes back FAILED.
+   */
+  watch(jobId: string, known: DriverStatus, started: boolean): void {
     const scope = new CancellationScope();
     this.watchers.set(jobId, scope);
+    const since = started ? undefined : this.launchedAt.get(jobId);
     void scope
-      .run(() => watch.watchDriver(this.clusterName, instanceDriverId(jobId), known))
+      .run(() => watch.watchDriver(this.clusterName, instanceDriverId(jobId), known, undefined, since))
       .then(
         (st) => this.events.push({ jobId, st }),
         (err: unknown) => {
@@ -70,6 +101,7 @@ export class InstanceDrivers {
   /** Stops and deletes a driver in the background; a failure is logged, the instance is gone anyway. */
   remove(jobId: string): void {
     this.unwatch(jobId);
+    this.launchedAt.delete(jobId);
     this.removals += 1;
     void drivers
       .removeDriver(this.clusterName, instanceDriverId(jobId))

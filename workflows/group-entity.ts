@@ -1,7 +1,16 @@
 // The state of one group workflow and what its messages and its loop do to it. Handlers change state
 // synchronously and then wait for the loop to write it (read-your-writes); the loop alone calls
 // activities. So no handler awaits and then mutates, and none needs a mutex.
-import { condition, log } from '@temporalio/workflow';
+import { condition, log, patched } from '@temporalio/workflow';
+import {
+  afterStartFailure,
+  crashLoopError,
+  crashLooping,
+  DEFAULT_CRASH_LOOP,
+  nextStartAt,
+  noCrashLoop,
+  type CrashLoop,
+} from '../domain/broken-clusters';
 import type { DriverStatus } from '../domain/driver';
 import {
   newGroupResume,
@@ -23,12 +32,16 @@ import {
   type IdleView,
 } from '../domain/group-instances';
 import { applyGroupPatch, archivedGroup } from '../domain/group-settings';
+import { withReachability, type Unreachable } from '../domain/job-transitions';
 import { GroupState, isTerminal, JobState, JobType } from '../domain/states';
 import type { Job } from '../domain/types';
 import { projection } from './activity-options';
 import { InstanceDrivers } from './group-drivers';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
+
+/** Patch: replacements of drivers failing before READY back off, and stop after a limit (old runs replaced at once). */
+const CRASH_LOOP_BACKOFF = 'crash-loop-backoff';
 
 export class GroupEntity {
   group: GroupWorkflowInput['group'];
@@ -47,6 +60,9 @@ export class GroupEntity {
   private projectedOnce: boolean;
   private tick = 0;
   private readonly drivers: InstanceDrivers;
+  /** Instances whose cluster does not answer: since when, and the error they showed before. */
+  private readonly unreachable = new Map<string, Unreachable>();
+  private crash: CrashLoop;
 
   constructor(private readonly input: GroupWorkflowInput) {
     this.group = { ...input.group };
@@ -61,6 +77,7 @@ export class GroupEntity {
     this.versions = new WriteVersions(r.seq);
     this.instances = new Map(r.instances.map((i) => [i.jobId, { ...i }]));
     this.jobs = new Map(Object.entries(r.jobs));
+    this.crash = r.crash ?? noCrashLoop();
     this.groupDirty = input.resume === undefined;
     this.projectedOnce = input.resume !== undefined;
     this.drivers = new InstanceDrivers(this.group.clusterName, () => this.wakeLoop());
@@ -80,6 +97,7 @@ export class GroupEntity {
     this.group.scale = scale;
     this.lastActivity = Date.now();
     this.paused = false;
+    this.retryFailing();
     await this.written();
   }
 
@@ -89,6 +107,7 @@ export class GroupEntity {
     this.spec = next.spec;
     if (next.restart) this.generation += 1;
     this.lastActivity = Date.now();
+    this.retryFailing();
     await this.written();
   }
 
@@ -101,6 +120,7 @@ export class GroupEntity {
     this.group = { ...this.group, paused: false };
     this.paused = false;
     this.lastActivity = Date.now();
+    this.retryFailing();
     await this.written();
   }
 
@@ -108,6 +128,7 @@ export class GroupEntity {
   async restart(): Promise<void> {
     this.generation += 1;
     this.lastActivity = Date.now();
+    this.retryFailing();
     await this.written();
   }
 
@@ -129,6 +150,7 @@ export class GroupEntity {
     const inst = this.instances.get(instanceId);
     if (!inst) return;
     inst.ready = true;
+    if (this.crash.failures > 0) this.retryFailing();
     // The idle clock of autoPause starts when a driver can take work, not while drivers start.
     this.lastActivity = Date.now();
     const startTime = this.jobs.get(instanceId)?.startTime ?? Date.now();
@@ -194,9 +216,10 @@ export class GroupEntity {
   async waitForChange(): Promise<void> {
     const seen = this.tick;
     const woken = () => this.tick !== seen || this.drivers.events.length > 0 || !this.settledWrites();
-    const pauseIn = pauseCheckIn(this.idleView(), Date.now());
-    if (pauseIn === undefined) await condition(woken);
-    else await condition(woken, pauseIn);
+    const now = Date.now();
+    const waits = [pauseCheckIn(this.idleView(), now), this.replaceIn(now)].filter((w) => w !== undefined);
+    if (waits.length === 0) await condition(woken);
+    else await condition(woken, Math.min(...waits));
   }
 
   /** Stops watching (the next run watches again) and returns the next run's input. */
@@ -210,6 +233,7 @@ export class GroupEntity {
       lastActivity: this.lastActivity,
       instances: [...this.instances.values()],
       jobs: Object.fromEntries(this.jobs),
+      ...(this.crash.failures > 0 ? { crash: this.crash } : {}),
     };
     return { ...this.input, group: this.group, spec: this.spec, resume };
   }
@@ -251,11 +275,13 @@ export class GroupEntity {
   private reconcile(): void {
     const plan = planReconcile([...this.instances.values()], this.generation, desiredScale(this.group, this.paused));
     for (const jobId of plan.drain) this.instances.get(jobId)!.draining = true;
-    for (let i = 0; i < plan.start; i++) this.startInstance();
+    const start = plan.start > 0 && this.holdingBack(Date.now()) ? 0 : plan.start;
+    for (let i = 0; i < start; i++) this.startInstance();
     for (const jobId of plan.stop) this.endInstance(jobId, JobState.FINISHED);
     for (const inst of this.instances.values()) {
       const st = this.status.get(inst.jobId);
-      if (st && !this.drivers.isWatched(inst.jobId)) this.drivers.watch(inst.jobId, st);
+      if (st && !this.drivers.isWatched(inst.jobId) && !this.drivers.isLaunching(inst.jobId))
+        this.drivers.watch(inst.jobId, st, inst.ready);
     }
   }
 
@@ -263,10 +289,64 @@ export class GroupEntity {
     const inst = this.instances.get(jobId);
     if (!inst) return;
     this.status.set(jobId, st);
-    const effect = instanceStatusEffect(this.jobs.get(jobId)!, inst, st);
-    // A dead driver's instance ends; reconcile() starts a replacement.
-    if (effect.ended) this.endInstance(jobId, JobState.FAILED, effect.error);
-    else if (Object.keys(effect.patch).length > 0) this.markJob(jobId, effect.patch);
+    const job = this.jobs.get(jobId)!;
+    const effect = instanceStatusEffect(job, inst, st);
+    // A dead driver's instance ends; reconcile() starts a replacement, backing off while drivers fail to start.
+    if (effect.ended) {
+      if (!inst.ready) this.startFailed(effect.error);
+      this.endInstance(jobId, JobState.FAILED, effect.error);
+      return;
+    }
+    const cause = st.phase === 'UNKNOWN' ? (st.message ?? 'the cluster does not answer') : undefined;
+    const seen = withReachability({ ...job, ...effect.patch }, cause, Date.now(), this.unreachable.get(jobId));
+    if (seen.unreachable) this.unreachable.set(jobId, seen.unreachable);
+    else this.unreachable.delete(jobId);
+    const patch: Partial<Job> = { ...effect.patch, state: seen.job.state };
+    if (seen.job.error !== job.error) patch.error = seen.job.error;
+    if (patch.state !== job.state || 'error' in patch || Object.keys(effect.patch).length > 0) {
+      this.markJob(jobId, patch);
+      if (patch.error === undefined && 'error' in patch) delete this.jobs.get(jobId)!.error;
+    }
+  }
+
+  // ---- crash loops --------------------------------------------------------------------------------
+  /** A driver failed before READY: the next replacement waits longer, and after the limit none follows. */
+  private startFailed(error: string): void {
+    this.crash = afterStartFailure(this.crash, error, Date.now());
+    if (crashLooping(this.crash, this.crashSettings()) && patched(CRASH_LOOP_BACKOFF)) {
+      log.warn('group stops replacing failing drivers', { groupId: this.group.id, failures: this.crash.failures });
+      this.group = { ...this.group, error: crashLoopError(this.crash) };
+      this.groupDirty = true;
+    }
+  }
+
+  /** A user acted (rescale, update, restart, resume) or a driver became READY: replace failed drivers again. */
+  private retryFailing(): void {
+    this.crash = noCrashLoop();
+    if (this.group.error !== undefined) {
+      const { error: _gone, ...rest } = this.group;
+      this.group = rest;
+      this.groupDirty = true;
+    }
+  }
+
+  private crashSettings() {
+    return this.input.crashLoop ?? DEFAULT_CRASH_LOOP;
+  }
+
+  /** Whether replacements wait now: the group gave up, or its backoff has not passed. */
+  private holdingBack(now: number): boolean {
+    if (this.crash.failures === 0 || !patched(CRASH_LOOP_BACKOFF)) return false;
+    const s = this.crashSettings();
+    return crashLooping(this.crash, s) || now < nextStartAt(this.crash, s);
+  }
+
+  /** How long until a held-back replacement may start; undefined when none waits. */
+  private replaceIn(now: number): number | undefined {
+    const s = this.crashSettings();
+    if (this.crash.failures === 0 || crashLooping(this.crash, s) || !patched(CRASH_LOOP_BACKOFF)) return undefined;
+    const at = nextStartAt(this.crash, s);
+    return at > now ? at - now : undefined;
   }
 
   private startInstance(): void {
@@ -287,6 +367,7 @@ export class GroupEntity {
   private endInstance(jobId: string, state: JobState, error?: string): void {
     this.instances.delete(jobId);
     this.status.delete(jobId);
+    this.unreachable.delete(jobId);
     this.markJob(jobId, { state, endTime: Date.now(), ...(error ? { error } : {}) });
     this.drivers.remove(jobId);
   }

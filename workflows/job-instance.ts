@@ -1,14 +1,27 @@
 // One execution of a job class (or code) in a group: workflow `jobinstance/<jobInstanceId>`. Its activity
 // runs on the group's task queue, where the group's runners poll; whichever driver is free takes it.
 // A driver that dies mid-execution makes the activity time out or fail, and it is retried on another.
-import { getExternalWorkflowHandle, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  TimeoutFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { noReadyInstanceError } from '../domain/broken-clusters';
 import type { JobInstanceInput, JobInstanceRecord, RunnerRequest, RunnerResponse } from '../domain/group';
 import { failureMessage } from '../domain/failure';
 import { groupTaskQueue, groupWorkflowId } from '../domain/ids';
 import { projection } from './activity-options';
 import { wakeSignal } from './group';
 
-const { projectResult } = projection;
+const { projectResult, whyNoReadyInstance } = projection;
+
+/** No runner took the activity within its schedule-to-start timeout. */
+const isScheduleToStartTimeout = (err: unknown): boolean =>
+  err instanceof ActivityFailure &&
+  err.cause instanceof TimeoutFailure &&
+  err.cause.timeoutType === 'SCHEDULE_TO_START';
 
 /** The runner's activity (Python, runner/runner.py), called by name. */
 interface RunnerActivities {
@@ -30,6 +43,8 @@ export async function jobInstanceWorkflow(input: JobInstanceInput): Promise<JobI
     taskQueue: groupTaskQueue(input.groupId),
     // A paused group needs a driver start (tens of seconds) before a runner polls; no schedule-to-start limit.
     startToCloseTimeout: '1h',
+    // Past waitMs with no runner taking it, the execution ends with the reason (answered 409 by the API).
+    ...(input.waitMs !== undefined ? { scheduleToStartTimeout: input.waitMs } : {}),
     retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 3 },
   });
   const announced = input.announce ? projectResult(record, 1) : undefined;
@@ -49,9 +64,12 @@ export async function jobInstanceWorkflow(input: JobInstanceInput): Promise<JobI
   try {
     r = await response;
   } catch (err) {
+    const message = isScheduleToStartTimeout(err)
+      ? noReadyInstanceError(input.waitMs!, await whyNoReadyInstance(input.groupId))
+      : `the execution did not complete: ${failureMessage(err)}`;
     r = {
       result: null,
-      error: { message: `the execution did not complete: ${failureMessage(err)}`, stackTrace: '' },
+      error: { message, stackTrace: '' },
       startTime: record.startTime!,
       endTime: Date.now(),
       instanceId: '',

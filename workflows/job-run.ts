@@ -1,11 +1,19 @@
 // The state of one single job workflow and the steps of its life: launch a try, watch it, retry or
 // finish, stop on request, clean up when cancelled. The state moves are pure functions in domain/.
+//
+// A cluster that does not answer never holds a job up: launch attempts show the job UNKNOWN with the
+// cause and end at LAUNCH_DEADLINE_MS (workflows/launch.ts); stop and cancel show FINISHED / CANCELED
+// first, and a driver that cannot be removed yet is noted in the job's `cleanup` and removed in the
+// background when its cluster answers (by workflows/driver-cleanup.ts once the job has ended).
 import {
   allHandlersFinished,
   CancellationScope,
   condition,
   continueAsNew,
   isCancellation,
+  log,
+  patched,
+  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { DriverStatus } from '../domain/driver';
@@ -14,26 +22,41 @@ import { newJobRecord, singleJobDriverId, type JobWorkflowInput } from '../domai
 import {
   afterFailedTry,
   CANCELED_MESSAGE,
+  cleanupNote,
   failedTryReason,
   finishedJob,
   startingJob,
   tryOutcome,
   withDriverStatus,
+  withReachability,
+  type Unreachable,
 } from '../domain/job-transitions';
-import { JobState } from '../domain/states';
+import { isTerminal, JobState } from '../domain/states';
 import type { Job } from '../domain/types';
-import { drivers, projection, watch } from './activity-options';
+import { cleanup, drivers, projection, quickRemoval, watch } from './activity-options';
+import { driverCleanupWorkflow, driverCleanupWorkflowId } from './driver-cleanup';
+import { isLaunchDeadline, launchUntilDeadline } from './launch';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
 
 /** How a watched try ended: the job is done, or the try failed with this status. */
 type TryEnd = { done: Job } | { failed: DriverStatus };
 
+/** Patch: the job shows FINISHED / CANCELED before its driver is removed (old histories removed first). */
+const FINISH_BEFORE_REMOVAL = 'finish-before-removal';
+
 export class JobRun {
   job: Job;
   private readonly versions: WriteVersions;
   private projected: boolean;
   private stopRequested = false;
+  /** Set by DELETE /job: the record is gone, so nothing is written any more (cleanup still goes on). */
+  private deleted = false;
+  private unreachable: Unreachable | undefined;
+  /** When the current try began launching; undefined once its driver ran (or after continue-as-new). */
+  private startingSince: number | undefined;
+  /** Drivers whose removal failed so far, with the cause; a background removal runs for each. */
+  private readonly leftovers = new Map<string, string>();
 
   constructor(
     private readonly input: JobWorkflowInput,
@@ -42,6 +65,7 @@ export class JobRun {
     this.job = input.resume?.job ?? newJobRecord(jobId, input, workflowInfo().runStartTime.getTime());
     this.versions = new WriteVersions(input.resume?.seq ?? 0);
     this.projected = input.resume !== undefined;
+    for (const id of input.resume?.leftovers ?? []) this.removeInBackground(id, 'carried over');
   }
 
   // ---- messages -----------------------------------------------------------------------------------
@@ -52,6 +76,10 @@ export class JobRun {
 
   requestStop(): void {
     this.stopRequested = true;
+  }
+
+  forget(): void {
+    this.deleted = true;
   }
 
   // ---- life ---------------------------------------------------------------------------------------
@@ -71,19 +99,23 @@ export class JobRun {
     // After continue-as-new the current try goes on: launching again finds its driver.
     let fresh = input.resume === undefined;
     for (;;) {
-      let status: DriverStatus;
+      let status: DriverStatus | undefined;
+      let timedOut = '';
       try {
         status = await this.launch(fresh);
       } catch (e) {
         if (isCancellation(e)) throw e;
-        return this.finish(JobState.FAILED, failureMessage(e));
+        // Out of time: this try failed (another may follow); anything else permanent fails the job.
+        if (!isLaunchDeadline(e)) return this.finish(JobState.FAILED, failureMessage(e));
+        timedOut = failureMessage(e);
       }
       fresh = true;
-      const end = await this.watchTry(status);
+      const end: TryEnd = status ? await this.watchTry(status) : { failed: { phase: 'FAILED', message: timedOut } };
       if ('done' in end) return end.done;
-      await drivers.removeDriver(this.job.clusterName, this.driverId());
+      await this.removeDriver(this.driverId());
       const next = afterFailedTry(this.job, failedTryReason(end.failed), Date.now());
       this.job = next.job;
+      this.unreachable = undefined;
       if (!next.retry) {
         await this.project();
         return this.job;
@@ -91,10 +123,38 @@ export class JobRun {
     }
   }
 
-  /** Cleanup after cancellation (run it non-cancellable): the driver goes, even mid-launch. */
+  /** Cleanup after cancellation (run it non-cancellable): CANCELED at once, then the driver goes. */
   async cancelled(): Promise<void> {
-    await drivers.removeDriver(this.job.clusterName, this.driverId());
+    if (isTerminal(this.job.state)) return this.handOverCleanup();
+    if (!patched(FINISH_BEFORE_REMOVAL)) {
+      await drivers.removeDriver(this.job.clusterName, this.driverId());
+      await this.finish(JobState.CANCELED, CANCELED_MESSAGE);
+      return;
+    }
     await this.finish(JobState.CANCELED, CANCELED_MESSAGE);
+    await this.removeDriver(this.driverId());
+    await this.handOverCleanup();
+  }
+
+  /**
+   * The job has ended: drivers not removed yet go to a workflow of their own (`cleanup/job/<jobId>`,
+   * outliving this one), so this workflow ends now and nothing waits on the cluster.
+   */
+  async handOverCleanup(): Promise<void> {
+    if (this.leftovers.size === 0) return;
+    await startChild(driverCleanupWorkflow, {
+      workflowId: driverCleanupWorkflowId(this.jobId),
+      parentClosePolicy: 'ABANDON',
+      args: [
+        {
+          clusterName: this.job.clusterName,
+          driverIds: [...this.leftovers.keys()],
+          job: { ...this.job },
+          version: this.versions.next(),
+          deleted: this.deleted,
+        },
+      ],
+    });
   }
 
   private driverId(): string {
@@ -102,13 +162,25 @@ export class JobRun {
   }
 
   private async project(): Promise<void> {
+    setSearch({ jobState: this.job.state });
+    if (this.deleted) return;
     await projection.projectJob({ ...this.job }, this.versions.next());
     this.projected = true;
-    setSearch({ jobState: this.job.state });
+  }
+
+  /** The job with its driver's latest status, UNKNOWN with the cause while the cluster does not answer. */
+  private observe(status: DriverStatus): void {
+    const now = Date.now();
+    const seen = withDriverStatus(this.job, status, now);
+    const cause = status.phase === 'UNKNOWN' ? (status.message ?? 'the cluster does not answer') : undefined;
+    const r = withReachability(seen, cause, now, this.unreachable);
+    this.job = r.job;
+    this.unreachable = r.unreachable;
+    if (status.phase === 'RUNNING') this.startingSince = undefined;
   }
 
   /** Launches the current try's driver. A fresh try is STARTING: the launch activity writes that record. */
-  private launch(fresh: boolean): Promise<DriverStatus> {
+  private async launch(fresh: boolean): Promise<DriverStatus> {
     let starting: { job: Job; version: number } | undefined;
     if (fresh) {
       this.job = startingJob(this.job);
@@ -117,25 +189,33 @@ export class JobRun {
     }
     const { jobId, input } = this;
     const labels = { jobId, ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}) };
-    return drivers.launchDriver(
-      this.job.clusterName,
-      { driverId: this.driverId(), role: 'application', spark: input.spec, env: {}, labels },
+    const { status, since } = await launchUntilDeadline({
+      clusterName: this.job.clusterName,
+      spec: { driverId: this.driverId(), role: 'application', spark: input.spec, env: {}, labels },
       starting,
-    );
+      unreachable: (cause) => {
+        this.observe({ phase: 'UNKNOWN', message: cause });
+        return this.project();
+      },
+    });
+    this.startingSince = since;
+    return status;
   }
 
   /** Watches the current try until it ends or a stop is requested; continues as new when suggested. */
   private async watchTry(first: DriverStatus): Promise<TryEnd> {
     let status = first;
     for (;;) {
-      this.job = withDriverStatus(this.job, status, Date.now());
+      this.observe(status);
       await this.project();
       const outcome = tryOutcome(status);
       if (outcome === 'succeeded') return { done: await this.removeAndFinish() };
       if (outcome === 'failed') return { failed: status };
       if (this.stopRequested) return { done: await this.removeAndFinish() };
       const scope = new CancellationScope();
-      const next = scope.run(() => watch.watchDriver(this.job.clusterName, this.driverId(), status));
+      const { clusterName } = this.job;
+      const since = this.startingSince;
+      const next = scope.run(() => watch.watchDriver(clusterName, this.driverId(), status, undefined, since));
       await Promise.race([next, condition(() => this.stopRequested)]);
       if (this.stopRequested) {
         scope.cancel();
@@ -146,20 +226,59 @@ export class JobRun {
         await condition(allHandlersFinished);
         await continueAsNew<(input: JobWorkflowInput) => Promise<Job>>({
           ...this.input,
-          resume: { job: this.job, seq: this.versions.last },
+          resume: { job: this.job, seq: this.versions.last, leftovers: [...this.leftovers.keys()] },
         });
       }
     }
   }
 
-  /** A succeeded or stopped try: its driver goes, the job is FINISHED. */
+  /** A succeeded or stopped try: the job is FINISHED, and its driver goes. */
   private async removeAndFinish(): Promise<Job> {
-    await drivers.removeDriver(this.job.clusterName, this.driverId());
-    return this.finish(JobState.FINISHED);
+    if (!patched(FINISH_BEFORE_REMOVAL)) {
+      await drivers.removeDriver(this.job.clusterName, this.driverId());
+      return this.finish(JobState.FINISHED);
+    }
+    const done = await this.finish(JobState.FINISHED);
+    await this.removeDriver(this.driverId());
+    return done;
+  }
+
+  /** Removes a driver; if its cluster does not answer, notes it on the job and goes on removing in the background. */
+  private async removeDriver(driverId: string): Promise<void> {
+    try {
+      await quickRemoval.removeDriver(this.job.clusterName, driverId);
+    } catch (e) {
+      if (isCancellation(e)) throw e;
+      this.removeInBackground(driverId, failureMessage(e));
+      await this.projectCleanup();
+    }
+  }
+
+  /** While the job lives, a failed try's driver is removed beside it; what is left when it ends is handed over. */
+  private removeInBackground(driverId: string, cause: string): void {
+    this.leftovers.set(driverId, cause);
+    void CancellationScope.nonCancellable(async () => {
+      await cleanup
+        .removeDriver(this.job.clusterName, driverId)
+        .catch((e: unknown) => log.warn('driver removal given up', { driverId, error: failureMessage(e) }));
+      if (!this.leftovers.delete(driverId) || isTerminal(this.job.state)) return;
+      await this.projectCleanup();
+    });
+  }
+
+  private async projectCleanup(): Promise<void> {
+    const note = cleanupNote(this.leftovers);
+    const next: Job = { ...this.job };
+    if (note) next.cleanup = note;
+    else delete next.cleanup;
+    if (next.cleanup === this.job.cleanup) return;
+    this.job = next;
+    await this.project();
   }
 
   private async finish(state: JobState, error?: string): Promise<Job> {
     this.job = finishedJob(this.job, state, Date.now(), error);
+    this.unreachable = undefined;
     await this.project();
     return this.job;
   }

@@ -1,6 +1,12 @@
 // Short workflows the API runs for work that needs the worker's host or the read model's one writer:
 // reading driver logs (local drivers' logs live on the worker host) and deleting a finished job.
+import { getExternalWorkflowHandle, patched } from '@temporalio/workflow';
+import { jobWorkflowId } from '../domain/ids';
 import { short } from './activity-options';
+import { driverCleanupWorkflowId, jobDeletedSignal } from './driver-cleanup';
+
+/** Patch: deleting a job first tells its workflow (which may still be removing its driver). */
+const DELETE_WHILE_CLEANING = 'delete-while-cleaning';
 import type { LogRange } from '../domain/driver';
 import type { JobLogEntry } from '../domain/types';
 
@@ -12,8 +18,30 @@ export async function driverLogsWorkflow(
   return short.driverLogs(clusterName, driverIds, range);
 }
 
+/**
+ * Deletes an ended job. A job whose workflow still runs is removing a driver its cluster would not let go
+ * of yet (`cleanup`): it is told to write no more records and goes on removing, so a removal that fails
+ * here does not keep the job.
+ */
 export async function deleteJobWorkflow(jobId: string, clusterName: string, driverIds: string[]): Promise<void> {
-  for (const id of driverIds) await short.removeDriver(clusterName, id);
+  // Both the job's workflow (ending) and its cleanup workflow may still be running; either removes the drivers.
+  const told = (workflowId: string) =>
+    getExternalWorkflowHandle(workflowId)
+      .signal(jobDeletedSignal)
+      .then(
+        () => true,
+        () => false,
+      );
+  const stillCleaning = patched(DELETE_WHILE_CLEANING)
+    ? (await Promise.all([told(jobWorkflowId(jobId)), told(driverCleanupWorkflowId(jobId))])).some(Boolean)
+    : false;
+  for (const id of driverIds) {
+    try {
+      await short.removeDriver(clusterName, id);
+    } catch (e) {
+      if (!stillCleaning) throw e;
+    }
+  }
   await short.deleteJobRecord(jobId);
 }
 

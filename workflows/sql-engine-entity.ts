@@ -4,10 +4,12 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  log,
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { unreachableError } from '../domain/broken-clusters';
 import type { DriverSpec, DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import {
@@ -18,7 +20,8 @@ import {
   type SqlEngineRecord,
   type SqlEngineWorkflowInput,
 } from '../domain/sql-engine';
-import { drivers, projection, watch } from './activity-options';
+import { cleanup, drivers, projection, quickRemoval, watch } from './activity-options';
+import { launchUntilDeadline } from './launch';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
 
@@ -182,11 +185,23 @@ export class SqlEngineEntity {
       await this.write({ state: SqlEngineState.RUNNING, endpoint, startTime: Date.now(), error: undefined });
       return;
     }
-    await CancellationScope.nonCancellable(() => drivers.removeDriver(this.input.clusterName, driverId));
+    await CancellationScope.nonCancellable(() => this.removeDriver(driverId));
     if (interrupted) return;
     // The workflow itself was cancelled: its handler stops the engine.
     if (isCancellation(failure)) throw failure;
     await this.write({ state: SqlEngineState.FAILED, error: failureMessage(failure) });
+  }
+
+  /** Removes a driver; one its cluster will not let go of yet is removed in the background, the engine goes on. */
+  private async removeDriver(driverId: string): Promise<void> {
+    const { clusterName } = this.input;
+    try {
+      await quickRemoval.removeDriver(clusterName, driverId);
+    } catch (e) {
+      if (isCancellation(e)) throw e;
+      log.warn('driver removal goes on in the background', { driverId, error: failureMessage(e) });
+      void CancellationScope.nonCancellable(() => cleanup.removeDriver(clusterName, driverId)).catch(() => undefined);
+    }
   }
 
   /**
@@ -195,7 +210,14 @@ export class SqlEngineEntity {
    */
   private async startDriver(driverId: string): Promise<EngineEndpoint> {
     const { clusterName, type, startTimeoutMs } = this.input;
-    await CancellationScope.nonCancellable(() => drivers.launchDriver(clusterName, this.spec(driverId)));
+    // A cluster that does not answer: the engine says why while it is STARTING, and fails at LAUNCH_DEADLINE_MS.
+    await CancellationScope.nonCancellable(() =>
+      launchUntilDeadline({
+        clusterName,
+        spec: this.spec(driverId),
+        unreachable: (cause, since) => this.write({ error: unreachableError(cause, since) }),
+      }),
+    );
     return engineStart(startTimeoutMs).awaitEngineReady(clusterName, driverId, type, startTimeoutMs);
   }
 

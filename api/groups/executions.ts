@@ -1,6 +1,7 @@
 // Executions in a group (docs/api.md: Job instance result; operations 4.5–4.7): each is a short workflow `jobinstance/<id>` that waits
 // for a free driver of the group, runs the job class or code there and records the result.
 import { randomUUID } from 'node:crypto';
+import { NO_READY_INSTANCE } from '../../domain/broken-clusters';
 import type { JobInstanceInput, JobInstanceRecord } from '../../domain/group';
 import { jobInstanceWorkflowId } from '../../domain/ids';
 import type { JobInstanceResult } from '../../domain/resources';
@@ -49,6 +50,7 @@ async function executionOf(
     jobConfig: body.jobConfig,
     wakeGroup: g.autoPause === true,
     announce,
+    waitMs: deps.config.EXECUTE_WAIT_MS,
   };
 }
 
@@ -65,16 +67,24 @@ export async function executeInGroup(deps: ApiDeps, groupId: string, body: Execu
     jobInstanceWorkflow,
     startOptions(deps, input),
   );
+  // No instance took it within EXECUTE_WAIT_MS: the group cannot run it now, and the message says why.
+  if (record.error?.message.startsWith(NO_READY_INSTANCE)) throw conflict(record.error.message);
   return toResult(record);
 }
 
-/** Starts an execution without waiting (4.7); its record is written first, so a read finds it at once. */
+/**
+ * Starts an execution without waiting (4.7); its record is written first, so a read finds it at once.
+ * `queue`: wait behind the instance's other executions however long they take, instead of EXECUTE_WAIT_MS
+ * (Livy's statements, which a session runs one after another).
+ */
 export async function submitToGroup(
   deps: ApiDeps,
   groupId: string,
   body: ExecuteBody,
+  opts: { queue?: boolean } = {},
 ): Promise<{ jobInstanceId: string }> {
-  const input = await executionOf(deps, groupId, body, true);
+  const executed = await executionOf(deps, groupId, body, true);
+  const input = opts.queue ? { ...executed, waitMs: undefined } : executed;
   await deps.temporal.workflow.start(jobInstanceWorkflow, startOptions(deps, input));
   return { jobInstanceId: input.jobInstanceId };
 }

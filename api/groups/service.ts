@@ -192,6 +192,11 @@ export async function createGroup(deps: ApiDeps, body: GroupCreateForm, files: F
         spec,
         idlePauseMs: config.GROUP_IDLE_PAUSE_MS,
         maxScale: config.MAX_GROUP_SCALE,
+        crashLoop: {
+          limit: config.CRASH_LOOP_LIMIT,
+          backoffMs: config.CRASH_BACKOFF_MS,
+          maxBackoffMs: config.CRASH_BACKOFF_MAX_MS,
+        },
       };
       await temporal.workflow.executeUpdateWithStart(acceptedGroupUpdate, {
         startWorkflowOperation: new WithStartWorkflowOperation<typeof groupWorkflow>(

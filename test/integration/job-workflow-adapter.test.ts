@@ -102,6 +102,8 @@ describe('job workflow with a replaced adapter', () => {
       const done = await until(id, 'FINISHED');
       expect(done).toMatchObject({ attempt: 3, maxRetries: 2, appId: `app-job-${id}-3` });
       expect(done.error).toBeUndefined();
+      // FINISHED shows first; the last driver goes right after.
+      await eventually(async () => fake.removed.includes(`job-${id}-3`), 10_000, 50);
       expect(fake.removed).toEqual(expect.arrayContaining([`job-${id}-1`, `job-${id}-2`, `job-${id}-3`]));
     } finally {
       w.worker.shutdown();

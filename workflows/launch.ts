@@ -1,0 +1,51 @@
+// Launching a driver on a cluster that may not answer, the same for every workflow and every cluster
+// type: each failed attempt is reported (the caller shows its job UNKNOWN with the cause), the next one
+// follows after a growing delay, and past LAUNCH_DEADLINE_MS (checked by the launch activity) the
+// launch fails for good with the last cause. A spec that cannot run fails at once, as before.
+import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
+import { relaunchDelayMs } from '../domain/broken-clusters';
+import { FailureType, type DriverSpec, type DriverStatus } from '../domain/driver';
+import { failureMessage } from '../domain/failure';
+import type { Job } from '../domain/types';
+import { launching } from './activity-options';
+
+export interface LaunchRequest {
+  clusterName: string;
+  spec: DriverSpec;
+  /** A job's STARTING record and its version, written by the first attempt. */
+  starting?: { job: Job; version: number };
+  /** Called after each attempt the cluster did not answer, with the cause and when trying began. */
+  unreachable(cause: string, since: number): Promise<void> | void;
+}
+
+/** The ApplicationFailure inside an activity's failure, if it is one. */
+const applicationFailure = (e: unknown): ApplicationFailure | undefined =>
+  e instanceof ApplicationFailure ? e : e instanceof ActivityFailure ? applicationFailure(e.cause) : undefined;
+
+/** A failure retrying cannot help: a spec that cannot run, a cluster that does not exist, time up. */
+const isPermanent = (e: unknown): boolean => applicationFailure(e)?.nonRetryable === true;
+
+/** Whether a launch failed because it ran out of time (the try then fails; the job may retry). */
+export const isLaunchDeadline = (e: unknown): boolean => applicationFailure(e)?.type === FailureType.LAUNCH_DEADLINE;
+
+export async function launchUntilDeadline(r: LaunchRequest): Promise<{ status: DriverStatus; since: number }> {
+  const since = Date.now();
+  let starting = r.starting;
+  let lastCause: string | undefined;
+  for (let failures = 1; ; failures++) {
+    try {
+      return { status: await launching.launchDriver(r.clusterName, r.spec, starting, since), since };
+    } catch (e) {
+      if (isCancellation(e)) throw e;
+      if (isPermanent(e)) {
+        if (isLaunchDeadline(e) && lastCause)
+          throw ApplicationFailure.nonRetryable(`${failureMessage(e)}: ${lastCause}`, FailureType.LAUNCH_DEADLINE);
+        throw e;
+      }
+      lastCause = failureMessage(e);
+      starting = undefined;
+      await r.unreachable(lastCause, since);
+      await sleep(relaunchDelayMs(failures));
+    }
+  }
+}
