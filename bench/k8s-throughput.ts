@@ -1,13 +1,15 @@
 // (b) Sustained single-job throughput with the real k8s adapter against the in-process fake Kubernetes
-// API server (pods Pending 20 ms, Running 200 ms, then Succeeded). Submits continuously for a fixed
+// API server (pods Pending 20 ms, Running 200 ms, then Succeeded; artifacts to an S3 served by moto). Submits continuously for a fixed
 // time with a bounded number of submissions in flight, then lets the accepted jobs drain.
 // Target (issue): > 1,000 submissions per minute on a 2-core machine.
 //
 //   npm run bench:k8s           BENCH_SECONDS (60), BENCH_CONCURRENCY (16), BENCH_DRAIN_SECONDS (60)
 import { performance } from 'node:perf_hooks';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Collections } from '../lib/mongo';
 import { startFakeK8s } from '../testkit/fake-k8s';
 import { form, ok, request } from '../testkit/http';
+import { startMoto } from '../testkit/moto';
 import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
 import { until } from '../testkit/wait';
 import { defer, envInt, pool, runBench } from './lifecycle';
@@ -22,13 +24,24 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 180, async () => {
   printHeader('bench:k8s — sustained submissions with the k8s adapter against the fake API server');
   const fake = await startFakeK8s({ phases: { pendingMs: 20, runMs: 200 }, maxRecordedRequests: 10_000_000 });
   defer('fake k8s', () => fake.stop());
+  const moto = await startMoto();
+  defer('moto', () => moto.stop());
+  const keys = { accessKey: 'bench-access', secretKey: 'bench-secret' };
+  const s3 = new S3Client({
+    endpoint: moto.endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: keys.accessKey, secretAccessKey: keys.secretKey },
+  });
+  await s3.send(new CreateBucketCommand({ Bucket: 'spark' }));
+  s3.destroy();
   const s = await startBenchStack();
 
   await ok(s.url, 'POST', '/cluster', {
     name: CLUSTER,
     type: 'k8s',
     url: fake.url,
-    storages: { s3: { sparkBucket: 'spark', endpoint: 'http://127.0.0.1:9', accessKey: 'a', secretKey: 'b' } },
+    storages: { s3: { sparkBucket: 'spark', endpoint: moto.endpoint, ...keys } },
     sparkStorage: 's3',
   });
 

@@ -6,7 +6,7 @@ import { decryptSecret, encryptSecret, isEncrypted } from './crypto';
 /** What a response shows in place of a stored secret. Sending it back in an update keeps the stored value. */
 export const MASK = '******';
 /** Secret fields of the cluster itself (API server credentials). */
-export const CLUSTER_SECRET_FIELDS = ['password', 'clientKey', 'clientKeyPassphrase'] as const;
+export const CLUSTER_SECRET_FIELDS = ['password', 'clientKey', 'clientKeyPassphrase', 'token'] as const;
 /** Secret fields of each of its `storages`. */
 export const STORAGE_SECRET_FIELDS = ['accessKey', 'secretKey'] as const;
 

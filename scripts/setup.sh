@@ -100,6 +100,23 @@ elif [ ! -x "$TRINO_HOME/bin/launcher" ]; then
   trap - EXIT
 fi
 
+# s3a for the tests that read artifacts like a k8s driver does (test/integration/k8s-s3a.test.ts): hadoop-aws
+# at the Hadoop version inside pyspark 3.5.7 (3.3.4) and the AWS SDK bundle it was built against, in the
+# cache outside the clone ($CACHE_DIR/hadoop-aws-3.3.4/*.jar). The driver image bakes the same two jars in.
+S3A_DIR="$CACHE_DIR/hadoop-aws-3.3.4"
+if [ ! -s "$S3A_DIR/hadoop-aws-3.3.4.jar" ] || [ ! -s "$S3A_DIR/aws-java-sdk-bundle-1.12.262.jar" ]; then
+  echo "setup: fetching hadoop-aws 3.3.4 and aws-java-sdk-bundle 1.12.262 from Maven Central into $S3A_DIR (~280 MB)"
+  mkdir -p "$CACHE_DIR"
+  tmp="$(mktemp -d "$CACHE_DIR/hadoop-aws.tmp.XXXXXX")" && chmod 755 "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  for a in org.apache.hadoop:hadoop-aws:3.3.4 com.amazonaws:aws-java-sdk-bundle:1.12.262; do
+    mvn -q dependency:copy -Dartifact="$a" -DoutputDirectory="$tmp" >/dev/null
+  done
+  mv -T "$tmp" "$S3A_DIR" 2>/dev/null || [ -s "$S3A_DIR/hadoop-aws-3.3.4.jar" ]
+  rm -rf "$tmp"
+  trap - EXIT
+fi
+
 # Development key for secrets at rest. Production sets SECRET_KEY instead.
 if [ -z "${SECRET_KEY:-}" ] && [ ! -s "$STACK_DIR/secret.key" ]; then
   (umask 077; python3 -c 'import secrets; print(secrets.token_hex(32))' > "$STACK_DIR/secret.key")

@@ -2,7 +2,14 @@
 // uses (pods, services, secrets, pod logs), answering with real Kubernetes Status objects. Every
 // created manifest is checked against the official schema (kubernetes-models) plus the name and
 // label rules the real API server enforces, so an adapter that passes here sends valid objects.
-// Pods "play" their phases on timers: Pending → Running → Succeeded, or whatever a test sets.
+// Pods "play" their phases on timers: Pending → Running → Succeeded, or whatever a test sets. Like a
+// real cluster it can refuse by RBAC (403 with the API server's words), leave a pod unschedulable when
+// it asks for more than the node has (PodScheduled=False, Unschedulable), fail to pull an image
+// (ErrImagePull, then ImagePullBackOff; InvalidImageName for a malformed reference), and page logs
+// with tailLines and limitBytes. With a `kubelet`, a pod's container runs for real as a local process
+// (testkit/pod-runner.ts): Running when it starts, Succeeded or Failed with its exit code, its output as
+// the pod's log, killed when the pod is deleted.
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -11,6 +18,8 @@ import type { TLSSocket } from 'node:tls';
 import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { startPod, type PodRunOptions } from './pod-runner';
 
 export type FakePodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
@@ -35,6 +44,17 @@ export interface FakeK8sOptions {
   defaultLog?: (pod: KObject) => string[];
   /** Requires HTTP basic auth with these credentials (401 otherwise). */
   basicAuth?: { username: string; password: string };
+  /** Requires `Authorization: Bearer <token>` (401 otherwise). */
+  bearerToken?: string;
+  /** What one node can give pods; a pod whose requests exceed it stays Pending, unschedulable. Default: unbounded. */
+  nodeAllocatable?: { cpu: number; memoryMiB: number };
+  /** Images that cannot be pulled (the registry does not have them): ErrImagePull, then ImagePullBackOff. */
+  missingImages?: (image: string) => boolean;
+  /**
+   * A local kubelet: how to run a pod's first container as a local process (secrets come from the fake's
+   * own), or undefined to play the pod's phases on timers as usual.
+   */
+  kubelet?: (pod: KObject) => Omit<PodRunOptions, 'secrets'> | undefined;
   /** Serves https with this certificate; with clientCa, also requires a client certificate it signed. */
   tls?: { key: string; cert: string; clientCa?: string };
   /** How many recent requests `requests` keeps. Default 10000. */
@@ -60,13 +80,15 @@ export interface RecordedRequest {
   status: number;
 }
 
-type Kind = 'pods' | 'services' | 'secrets';
+type Kind = 'pods' | 'services' | 'secrets' | 'networkpolicies';
 
 export interface FakeK8sState {
   /** Objects by `namespace/name`. */
   pods: Map<string, KObject>;
   services: Map<string, KObject>;
   secrets: Map<string, KObject>;
+  /** networking.k8s.io/v1, under /apis/networking.k8s.io/v1. */
+  networkpolicies: Map<string, KObject>;
   /** Log lines by `namespace/name` of the pod, where a test set them. */
   logs: Map<string, string[]>;
 }
@@ -84,14 +106,40 @@ export interface FakeK8s {
   addPod(namespace: string, manifest: object): KObject;
   /** While set, every request is answered with this 5xx status (e.g. 503); false restores service. */
   setUnavailable(code: number | false): void;
+  /**
+   * Refuses a verb (create, get, list, delete, deletecollection) on a resource (pods, pods/log, services,
+   * secrets) with 403 Forbidden, as RBAC does, naming `user`; `allow` lifts it.
+   */
+  forbid(resource: string, verb: string, user?: string): void;
+  allow(resource: string, verb: string): void;
   stop(): Promise<void>;
 }
 
-const KIND: Record<Kind, { kind: string; list: string; model: new (d: never) => { validate(): void } }> = {
-  pods: { kind: 'Pod', list: 'PodList', model: Pod as never },
-  services: { kind: 'Service', list: 'ServiceList', model: Service as never },
-  secrets: { kind: 'Secret', list: 'SecretList', model: Secret as never },
+const KIND: Record<
+  Kind,
+  { kind: string; list: string; model: new (d: never) => { validate(): void }; apiVersion: string }
+> = {
+  pods: { kind: 'Pod', list: 'PodList', model: Pod as never, apiVersion: 'v1' },
+  services: { kind: 'Service', list: 'ServiceList', model: Service as never, apiVersion: 'v1' },
+  secrets: { kind: 'Secret', list: 'SecretList', model: Secret as never, apiVersion: 'v1' },
+  networkpolicies: {
+    kind: 'NetworkPolicy',
+    list: 'NetworkPolicyList',
+    model: NetworkPolicy as never,
+    apiVersion: 'networking.k8s.io/v1',
+  },
 };
+
+/**
+ * /apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies/... as /api/v1/namespaces/{ns}/networkpolicies/...
+ * (so one router serves both groups); anything else as it is, and networkpolicies under /api/v1 not at all.
+ */
+function normalisePath(parts: string[]): string[] {
+  if (parts[0] === 'apis' && parts[1] === 'networking.k8s.io' && parts[2] === 'v1' && parts[5] === 'networkpolicies')
+    return ['api', 'v1', ...parts.slice(3)];
+  if (parts[0] === 'api' && parts[4] === 'networkpolicies') return ['api', 'v1', 'namespaces', '', 'none'];
+  return parts;
+}
 
 // The API server's name and label rules (k8s.io/apimachinery/pkg/util/validation).
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -214,6 +262,25 @@ function parseSelector(s: string): ((labels: Record<string, string>) => boolean)
   return (labels) => tests.every((t) => t(labels));
 }
 
+/** An image reference the kubelet can parse: lower-case repository, optional tag or digest. */
+const IMAGE_REF =
+  /^(?:[a-zA-Z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
+
+/** Kubernetes CPU quantity (`2`, `500m`) in cores. */
+const cpuOf = (q: unknown): number => {
+  const s = String(q ?? '0');
+  return s.endsWith('m') ? Number(s.slice(0, -1)) / 1000 : Number(s);
+};
+/** Kubernetes memory quantity (`2432Mi`, `2Gi`, `1G`, bytes) in MiB. */
+const memMiBOf = (q: unknown): number => {
+  const m = /^(\d+(?:\.\d+)?)([KMGT]i?)?$/.exec(String(q ?? '0'));
+  if (!m) return 0;
+  const bin: Record<string, number> = { Ki: 1 / 1024, Mi: 1, Gi: 1024, Ti: 1024 ** 2 };
+  const dec: Record<string, number> = { K: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+  const unit = m[2] ?? '';
+  return unit in bin ? Number(m[1]) * bin[unit] : (Number(m[1]) * (dec[unit] ?? 1)) / 1024 ** 2;
+};
+
 const rfc3339 = (t = Date.now()) => new Date(t).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> {
@@ -223,7 +290,13 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     return typeof r === 'function' ? r(pod) : r;
   };
   const maxRecorded = opts.maxRecordedRequests ?? 10_000;
-  const state: FakeK8sState = { pods: new Map(), services: new Map(), secrets: new Map(), logs: new Map() };
+  const state: FakeK8sState = {
+    pods: new Map(),
+    services: new Map(),
+    secrets: new Map(),
+    networkpolicies: new Map(),
+    logs: new Map(),
+  };
   const requests: RecordedRequest[] = [];
   const timers = new Map<string, NodeJS.Timeout[]>();
   let resourceVersion = 1000;
@@ -304,6 +377,109 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     pod.metadata.resourceVersion = String(++resourceVersion);
   };
 
+  /** The scheduler's words for a pod no node can take, or undefined. */
+  const unschedulable = (pod: KObject): string | undefined => {
+    const node = opts.nodeAllocatable;
+    if (!node) return undefined;
+    const req = ((pod.spec?.containers ?? []) as Record<string, any>[]).reduce(
+      (sum, c) => ({
+        cpu: sum.cpu + cpuOf(c.resources?.requests?.cpu),
+        mem: sum.mem + memMiBOf(c.resources?.requests?.memory),
+      }),
+      { cpu: 0, mem: 0 },
+    );
+    const short = [
+      req.cpu > node.cpu ? '1 Insufficient cpu' : '',
+      req.mem > node.memoryMiB ? '1 Insufficient memory' : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    return short
+      ? `0/1 nodes are available: ${short}. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.`
+      : undefined;
+  };
+  const setUnschedulable = (pod: KObject, message: string) => {
+    pod.status = {
+      phase: 'Pending',
+      qosClass: pod.status?.qosClass,
+      conditions: [
+        { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastTransitionTime: rfc3339() },
+      ],
+    };
+    delete pod.spec.nodeName;
+    pod.metadata.resourceVersion = String(++resourceVersion);
+  };
+  /** InvalidImageName for a reference the kubelet cannot parse; ErrImagePull for one the registry lacks. */
+  const imageProblem = (pod: KObject): 'InvalidImageName' | 'ErrImagePull' | undefined => {
+    const images = ((pod.spec?.containers ?? []) as Record<string, any>[]).map((c) => String(c.image ?? ''));
+    if (images.some((i) => !IMAGE_REF.test(i))) return 'InvalidImageName';
+    if (images.some((i) => opts.missingImages?.(i))) return 'ErrImagePull';
+    return undefined;
+  };
+  const pullFails = (key: string, pod: KObject, reason: 'InvalidImageName' | 'ErrImagePull') => {
+    const image = String(pod.spec.containers[0].image);
+    if (reason === 'InvalidImageName') {
+      const message = `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`;
+      applyPhase(pod, 'Pending', { reason, message });
+      return;
+    }
+    applyPhase(pod, 'Pending', {
+      reason,
+      message: `failed to pull and unpack image "${image}": failed to resolve reference "${image}": not found`,
+    });
+    schedule(key, pendingMs, () =>
+      applyPhase(pod, 'Pending', { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` }),
+    );
+  };
+
+  const processes = new Map<string, ChildProcess>();
+  /** The kubelet: runs the pod's command once its pending time is over; false when the kubelet declines. */
+  const runLocally = (key: string, pod: KObject): boolean => {
+    const how = opts.kubelet?.(pod);
+    if (!how) return false;
+    schedule(key, pendingMs, () => {
+      if (!state.pods.has(key)) return;
+      const ns = pod.metadata.namespace as string;
+      const secrets = [...state.secrets.entries()].filter(([k]) => k.startsWith(`${ns}/`)).map(([, x]) => x);
+      let child: ReturnType<typeof startPod>['child'];
+      try {
+        child = startPod(pod as never, { ...how, secrets: secrets as never }).child;
+      } catch (e) {
+        applyPhase(pod, 'Failed', { exitCode: 128, reason: 'StartError', message: (e as Error).message });
+        return;
+      }
+      processes.set(key, child);
+      applyPhase(pod, 'Running');
+      const lines: string[] = [];
+      state.logs.set(key, lines);
+      const collect = (stream: NodeJS.ReadableStream) => {
+        let partial = '';
+        stream.on('data', (d: Buffer) => {
+          const parts = (partial + d.toString()).split('\n');
+          partial = parts.pop()!;
+          lines.push(...parts);
+        });
+        stream.on('end', () => partial && lines.push(partial));
+      };
+      collect(child.stdout);
+      collect(child.stderr);
+      child.on('close', (code, signal) => {
+        processes.delete(key);
+        if (state.pods.get(key) !== pod) return;
+        const exitCode = code ?? 137;
+        const reason = exitCode === 0 ? 'Completed' : signal ? 'Killed' : 'Error';
+        applyPhase(pod, exitCode === 0 ? 'Succeeded' : 'Failed', { exitCode, reason });
+      });
+    });
+    return true;
+  };
+  const kill = (key: string) => {
+    const child = processes.get(key);
+    if (!child) return;
+    child.kill('SIGTERM');
+    setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 3000).unref();
+  };
+
   const play = (key: string, pod: KObject) => {
     schedule(key, pendingMs, () => {
       applyPhase(pod, 'Running');
@@ -339,12 +515,12 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     if (!body || typeof body !== 'object' || Array.isArray(body))
       throw new HttpError(400, status(400, 'BadRequest', 'the body must be a JSON object'));
     const o = structuredClone(body) as KObject;
-    const { kind: k, model } = KIND[kind];
+    const { kind: k, model, apiVersion } = KIND[kind];
     if (o.kind !== undefined && o.kind !== k)
       throw new HttpError(400, status(400, 'BadRequest', `kind ${o.kind} does not match the ${kind} endpoint`));
-    if (o.apiVersion !== undefined && o.apiVersion !== 'v1')
-      throw new HttpError(400, status(400, 'BadRequest', `apiVersion ${o.apiVersion} does not match /api/v1`));
-    o.apiVersion = 'v1';
+    if (o.apiVersion !== undefined && o.apiVersion !== apiVersion)
+      throw new HttpError(400, status(400, 'BadRequest', `apiVersion ${o.apiVersion} does not match ${apiVersion}`));
+    o.apiVersion = apiVersion;
     o.kind = k;
     o.metadata ??= {};
     if (o.metadata.namespace !== undefined && o.metadata.namespace !== namespace) {
@@ -412,7 +588,11 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
       };
       applyPhase(o, 'Pending');
       state.pods.set(key, o);
-      play(key, o);
+      const why = unschedulable(o);
+      const badImage = imageProblem(o);
+      if (why) setUnschedulable(o, why);
+      else if (badImage) pullFails(key, o, badImage);
+      else if (!runLocally(key, o)) play(key, o);
     } else {
       state[kind].set(key, o);
     }
@@ -425,6 +605,7 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     if (kind === 'pods') {
       clearTimers(key);
       state.logs.delete(key);
+      kill(key);
     }
     return o;
   };
@@ -471,7 +652,7 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
           code: 200,
           body: {
             kind: KIND[kind].list,
-            apiVersion: 'v1',
+            apiVersion: KIND[kind].apiVersion,
             metadata: { resourceVersion: String(resourceVersion) },
             items,
           },
@@ -487,7 +668,7 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
           code: 200,
           body: {
             kind: KIND[kind].list,
-            apiVersion: 'v1',
+            apiVersion: KIND[kind].apiVersion,
             metadata: { resourceVersion: String(resourceVersion) },
             items,
           },
@@ -559,7 +740,41 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
 
   const expectedAuth = opts.basicAuth
     ? `Basic ${Buffer.from(`${opts.basicAuth.username}:${opts.basicAuth.password}`).toString('base64')}`
-    : undefined;
+    : opts.bearerToken
+      ? `Bearer ${opts.bearerToken}`
+      : undefined;
+
+  /** Denied `resource verb` pairs and the user each names. */
+  const denied = new Map<string, string>();
+  /** RBAC's verdict on /api/v1/namespaces/{ns}/{kind}[/{name}[/{sub}]], in the API server's words. */
+  const checkRbac = (method: string, parts: string[]) => {
+    if (parts[0] !== 'api' || parts[2] !== 'namespaces' || !parts[4]) return;
+    const [ns, kind, name, sub] = [parts[3], parts[4], parts[5], parts[6]];
+    const resource = sub ? `${kind}/${sub}` : kind;
+    const verb =
+      method === 'POST'
+        ? 'create'
+        : method === 'DELETE'
+          ? name
+            ? 'delete'
+            : 'deletecollection'
+          : name
+            ? 'get'
+            : 'list';
+    const user = denied.get(`${resource} ${verb}`);
+    if (user === undefined) return;
+    const [res, subres] = resource.split('/');
+    const what = subres ? `${res}/${subres}` : res;
+    throw new HttpError(
+      403,
+      status(
+        403,
+        'Forbidden',
+        `${what}${name && verb !== 'create' ? ` "${name}"` : ''} is forbidden: User "${user}" cannot ${verb} resource "${res}"${subres ? `/${subres}` : ''} in API group "" in the namespace "${ns}"`,
+        { ...(name ? { name } : {}), kind: res },
+      ),
+    );
+  };
 
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -586,7 +801,8 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
           );
         if (expectedAuth && req.headers.authorization !== expectedAuth)
           throw new HttpError(401, status(401, 'Unauthorized', 'Unauthorized'));
-        const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+        const parts = normalisePath(url.pathname.split('/').filter(Boolean).map(decodeURIComponent));
+        checkRbac(req.method ?? 'GET', parts);
         const r = route(req.method ?? 'GET', parts, url.searchParams, body);
         code = r.code;
         out = r.body;
@@ -669,8 +885,15 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     setUnavailable(code) {
       unavailable = code;
     },
+    forbid(resource, verb, user = 'system:serviceaccount:spark-orchestrator:spark-orchestrator') {
+      denied.set(`${resource} ${verb}`, user);
+    },
+    allow(resource, verb) {
+      denied.delete(`${resource} ${verb}`);
+    },
     async stop() {
       for (const key of [...timers.keys()]) clearTimers(key);
+      for (const key of [...processes.keys()]) kill(key);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

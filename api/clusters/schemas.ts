@@ -36,6 +36,15 @@ const ClusterFields = {
   clientKeyPassphrase: z.string().max(4096).optional(),
   username: z.string().max(256).optional(),
   password: z.string().max(4096).optional(),
+  /** k8s: bearer token of the API server (a service account's, or EKS, GKE, AKS tokens). */
+  token: z.string().max(16384).optional(),
+  /** k8s: host:port of the Temporal frontend as seen from the cluster's pods (runners of group drivers). */
+  temporalAddress: z
+    .string()
+    .trim()
+    .max(512)
+    .regex(/^[A-Za-z0-9.-]+:[0-9]{1,5}$/, 'must be host:port, e.g. temporal-frontend.temporal.svc:7233')
+    .optional(),
   resourceQuota: z
     .object({
       limitsPod: z

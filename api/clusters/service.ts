@@ -48,6 +48,8 @@ export function toCluster(d: ClusterDoc, localThreads: number): Cluster {
     clientKeyPassphrase: maskSecret(d.clientKeyPassphrase),
     username: d.username as string | undefined,
     password: maskSecret(d.password),
+    token: maskSecret(d.token),
+    temporalAddress: d.temporalAddress as string | undefined,
     resourceQuota: d.resourceQuota as Record<string, string> | undefined,
     limitRange: d.limitRange as Record<string, Record<string, string>> | undefined,
     createdTime: d.createdTime as number,

@@ -4,7 +4,10 @@
 #     k8s adapter starts it for interactive groups (DEFAULT_RUNNER_PATH);
 #   - the runner's Python packages (temporalio, ilum-job-api) at the versions runner/requirements.txt pins;
 #   - Ilum's JVM job interface and the s3a filesystem (hadoop-aws + aws-java-sdk-bundle) in /opt/spark/jars,
-#     fetched from Maven Central while building (deploy/docker/driver-jars.pom.xml), never committed.
+#     fetched from Maven Central while building (deploy/docker/driver-jars.pom.xml), never committed;
+#   - the runner's JVM classes (runner/jvm, compiled here with the Scala compiler among Spark's jars) and
+#     the job interface at /opt/spark-orchestrator/jvm, where the k8s adapter puts SCALA groups' drivers
+#     (activities/adapters/runner-jvm.ts).
 # Runs as the image's own non-root user spark (uid 185).
 #
 #   docker build -f deploy/docker/driver.Dockerfile -t spark-orchestrator-driver:dev .
@@ -20,6 +23,17 @@ COPY deploy/docker/driver-jars.pom.xml pom.xml
 RUN mvn -B -q -C dependency:copy-dependencies -DexcludeTransitive=true -DoutputDirectory=/build/jars \
  && ls -l /build/jars
 
+# The runner's JVM helper classes, compiled against the image's own Spark (its jars hold scala-compiler).
+FROM ${SPARK_IMAGE} AS spark
+FROM ${MAVEN_IMAGE} AS runner-jvm
+WORKDIR /build
+COPY --from=spark /opt/spark/jars/ /spark-jars/
+COPY --from=jars /build/jars/ilum-job-api-6.0.0.jar /build/
+COPY runner/jvm/sparkrunner/ /build/src/
+RUN set -eux; mkdir classes; \
+    java -cp "/spark-jars/*" scala.tools.nsc.Main -usejavacp -nowarn -classpath ilum-job-api-6.0.0.jar -d classes src/*.scala; \
+    jar cf spark-runner.jar -C classes .
+
 FROM ${SPARK_IMAGE} AS driver
 USER root
 # Only what the runner imports at run time: pyspark is the image's own (/opt/spark/python, put on
@@ -32,6 +46,7 @@ RUN set -eux; \
     python3 -m pip install --no-cache-dir --disable-pip-version-check -r /tmp/driver-requirements.txt; \
     rm -f /tmp/runner-requirements.txt /tmp/driver-requirements.txt
 COPY --from=jars --chmod=0644 /build/jars/ /opt/spark/jars/
+COPY --from=runner-jvm --chmod=0644 /build/spark-runner.jar /build/ilum-job-api-6.0.0.jar /opt/spark-orchestrator/jvm/
 COPY --chmod=0644 runner/runner.py /opt/spark-orchestrator/runner/runner.py
 COPY --chmod=0644 runner/spark_runner/*.py /opt/spark-orchestrator/runner/spark_runner/
 # Fail the build, not the first job, when something is missing: the runner imports with the image's
@@ -39,6 +54,7 @@ COPY --chmod=0644 runner/spark_runner/*.py /opt/spark-orchestrator/runner/spark_
 RUN set -eux; \
     cd /opt/spark-orchestrator/runner; \
     PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="/opt/spark/python:$(ls /opt/spark/python/lib/py4j-*-src.zip)" python3 -c 'import spark_runner.main, ilum.api, temporalio.worker'; \
+    ls /opt/spark-orchestrator/jvm/spark-runner.jar /opt/spark-orchestrator/jvm/ilum-job-api-6.0.0.jar; \
     ls /opt/spark/jars/ilum-job-api-6.0.0.jar /opt/spark/jars/hadoop-aws-3.3.4.jar /opt/spark/jars/aws-java-sdk-bundle-1.12.262.jar /opt/spark/jars/hadoop-client-api-3.3.4.jar
 WORKDIR /opt/spark/work-dir
 USER 185:185

@@ -10,13 +10,19 @@ import path from 'node:path';
 import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
+import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
 import { K8sApiError } from '../../activities/adapters/k8s/errors';
 import { buildKubeConfig } from '../../activities/adapters/k8s/kube-config';
 import { buildDriverManifests } from '../../activities/adapters/k8s/manifests';
 import { k8sNames, Labels } from '../../activities/adapters/k8s/names';
-import { DEFAULT_RUNNER_PATH, HADOOP_AWS_PACKAGE, type K8sCluster } from '../../activities/adapters/k8s/options';
+import {
+  DEFAULT_RUNNER_PATH,
+  HADOOP_AWS_PACKAGE,
+  type K8sCluster,
+  type ObjectStore,
+} from '../../activities/adapters/k8s/options';
 import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../domain/driver';
 import { startFakeK8s, type FakeK8s, type KObject } from '../../testkit/fake-k8s';
 
@@ -25,6 +31,16 @@ const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7-python3', K8S_NAMESPACE: N
 const ACCESS_KEY = 'AKIA-ACCESS-KEY-1234';
 const SECRET_KEY = 'very/secret+key-5678';
 const PASSWORD = 'basic-auth-password-42';
+
+/**
+ * Where launch uploads artifacts in these tests: a record of the uploads. The uploads themselves go to a
+ * real S3-compatible server in k8s-s3a.test.ts.
+ */
+const uploads: { bucket: string; key: string; file: string }[] = [];
+const objectStore: ObjectStore = {
+  put: async (bucket, key, file) => void uploads.push({ bucket, key, file }),
+  deletePrefix: async () => undefined,
+};
 
 const clusterFor = (url: string, extra: Partial<K8sCluster> = {}): K8sCluster => ({
   name: 'k8s-test',
@@ -121,7 +137,7 @@ describe('k8s adapter against the fake API server', () => {
 
   beforeEach(async () => {
     fake = await startFakeK8s({ phases: { runMs: null } });
-    adapter = createK8sAdapter({ cluster: clusterFor(fake.url), config });
+    adapter = createK8sAdapter({ objectStore, cluster: clusterFor(fake.url), config });
   });
   afterEach(async () => {
     await fake.stop();
@@ -170,7 +186,8 @@ describe('k8s adapter against the fake API server', () => {
       expect(pod.spec.restartPolicy).toBe('Never');
       const c = pod.spec.containers[0];
       expect(c.image).toBe(config.K8S_SPARK_IMAGE);
-      expect(c.resources).toEqual({ requests: { cpu: '2', memory: '2432Mi' }, limits: { cpu: '2', memory: '2432Mi' } });
+      // No CPU limit unless the job asks for one (spark.kubernetes.driver.limit.cores).
+      expect(c.resources).toEqual({ requests: { cpu: '2', memory: '2432Mi' }, limits: { memory: '2432Mi' } });
     });
 
     it('runs spark-submit in client mode with the job conf, memory conf, packages, class and s3a artifacts', async () => {
@@ -241,6 +258,7 @@ describe('k8s adapter against the fake API server', () => {
       expect(Buffer.from(secret.data.AWS_SECRET_ACCESS_KEY, 'base64').toString()).toBe(SECRET_KEY);
       // No keys, no secret.
       const bare = createK8sAdapter({
+        objectStore,
         cluster: clusterFor(fake.url, { storages: { minio: { sparkBucket: 'spark-bucket' } } }),
         config,
       });
@@ -256,7 +274,7 @@ describe('k8s adapter against the fake API server', () => {
           { memorySettings: { dynamicAllocation: false, driverMemory: '8g', driverCores: 4 } },
         ),
       );
-      expect(podOf('job-big-1')!.spec.containers[0].resources.limits).toEqual({ cpu: '4', memory: `${8192 + 820}Mi` });
+      expect(podOf('job-big-1')!.spec.containers[0].resources.limits).toEqual({ memory: `${8192 + 819}Mi` });
       await adapter.launch(scalaSpec({ driverId: 'job-default-1' }, { memorySettings: { dynamicAllocation: false } }));
       expect(podOf('job-default-1')!.spec.containers[0].resources.requests).toEqual({
         cpu: '1',
@@ -370,7 +388,7 @@ describe('k8s adapter against the fake API server', () => {
         ],
       ];
       for (const [spec, message, cluster] of bad) {
-        const a = cluster ? createK8sAdapter({ cluster, config }) : adapter;
+        const a = cluster ? createK8sAdapter({ objectStore, cluster, config }) : adapter;
         await expect(a.launch(spec)).rejects.toMatchObject({
           type: 'InvalidSpec',
           nonRetryable: true,
@@ -398,7 +416,7 @@ describe('k8s adapter against the fake API server', () => {
     it('a pod that runs to completion on its own ends SUCCEEDED', async () => {
       const quick = await startFakeK8s({ phases: { pendingMs: 20, runMs: 40 } });
       try {
-        const a = createK8sAdapter({ cluster: clusterFor(quick.url), config });
+        const a = createK8sAdapter({ objectStore, cluster: clusterFor(quick.url), config });
         await a.launch(scalaSpec());
         await waitFor(async () => (await a.status('job-0123abcd-1')).phase === 'SUCCEEDED');
       } finally {
@@ -421,17 +439,35 @@ describe('k8s adapter against the fake API server', () => {
       expect(st.endTime).toBeTypeOf('number');
     });
 
-    it.each(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError'])(
-      'a pending driver waiting on %s is FAILED',
+    it.each(['InvalidImageName', 'ErrImageNeverPull'])(
+      'a pending driver waiting on %s is FAILED at once',
       async (reason) => {
         await adapter.launch(scalaSpec());
         fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Pending', {
           reason,
-          message: 'Back-off pulling image "apache/spark:nope"',
+          message: 'bad image "apache/spark:Nope"',
         });
         const st = await adapter.status('job-0123abcd-1');
         expect(st.phase).toBe('FAILED');
         expect(st.message).toContain(reason);
+      },
+    );
+
+    it.each(['ErrImagePull', 'ImagePullBackOff', 'CreateContainerConfigError'])(
+      'a pending driver waiting on %s stays PENDING with the reason, then FAILS after the grace time',
+      async (reason) => {
+        const strict = createK8sAdapter({ objectStore, cluster: clusterFor(fake.url), config, imagePullGraceMs: 2000 });
+        await strict.launch(scalaSpec());
+        fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Pending', {
+          reason,
+          message: 'Back-off pulling image "apache/spark:nope"',
+        });
+        expect(await strict.status('job-0123abcd-1')).toMatchObject({
+          phase: 'PENDING',
+          message: `${reason}: Back-off pulling image "apache/spark:nope"`,
+        });
+        await waitFor(async () => (await strict.status('job-0123abcd-1')).phase === 'FAILED', 5000);
+        expect((await strict.status('job-0123abcd-1')).message).toMatch(new RegExp(`^${reason}: .*for more than`));
       },
     );
 
@@ -449,7 +485,11 @@ describe('k8s adapter against the fake API server', () => {
       expect(st.message).toContain('503');
       fake.setUnavailable(false);
 
-      const gone = createK8sAdapter({ cluster: clusterFor(`http://127.0.0.1:${await freePort()}`), config });
+      const gone = createK8sAdapter({
+        objectStore,
+        cluster: clusterFor(`http://127.0.0.1:${await freePort()}`),
+        config,
+      });
       const down = await gone.status('job-0123abcd-1');
       expect(down.phase).toBe('UNKNOWN');
       expect(down.message).toMatch(/unreachable.*ECONNREFUSED/);
@@ -461,6 +501,7 @@ describe('k8s adapter against the fake API server', () => {
       await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
       try {
         const hung = createK8sAdapter({
+          objectStore,
           cluster: clusterFor(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`),
           config,
           requestTimeoutMs: 150,
@@ -656,7 +697,11 @@ describe('connecting to the API server', () => {
     });
 
     it('sends the credentials; a wrong password fails without showing it', async () => {
-      const ok = createK8sAdapter({ cluster: clusterFor(fake.url, { username: 'admin', password: PASSWORD }), config });
+      const ok = createK8sAdapter({
+        objectStore,
+        cluster: clusterFor(fake.url, { username: 'admin', password: PASSWORD }),
+        config,
+      });
       expect((await ok.launch(scalaSpec())).phase).toBe('PENDING');
       expect(
         fake.requests.every((r) => r.authorization === `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`),
@@ -664,15 +709,18 @@ describe('connecting to the API server', () => {
 
       const wrongPassword = `${PASSWORD}-wrong`;
       const bad = createK8sAdapter({
+        objectStore,
         cluster: clusterFor(fake.url, { username: 'admin', password: wrongPassword }),
         config,
       });
       const st = await bad.status('job-0123abcd-1');
       expect(st.phase).toBe('UNKNOWN');
       expect(st.message).toContain('401');
+      // Refused credentials fail the launch for good (no retry changes them), in the API server's words.
       const err = await bad.launch(scalaSpec({ driverId: 'job-other-1' })).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(K8sApiError);
-      expect(err).toMatchObject({ code: 401 });
+      expect(err).toBeInstanceOf(ApplicationFailure);
+      expect(err).toMatchObject({ type: 'InvalidSpec', nonRetryable: true });
+      expect((err as Error).message).toContain('HTTP 401 Unauthorized');
       for (const text of [st.message!, (err as Error).message, (err as Error).stack ?? '']) {
         expect(text).not.toContain(wrongPassword);
         expect(text).not.toContain(SECRET_KEY);
@@ -730,6 +778,7 @@ describe('connecting to the API server', () => {
 
     it('verifies the server with caCert and authenticates with clientCert/clientKey', async () => {
       const a = createK8sAdapter({
+        objectStore,
         cluster: clusterFor(fake.url, {
           caCert: pem['ca.crt'],
           clientCert: pem['client.crt'],
@@ -751,6 +800,7 @@ describe('connecting to the API server', () => {
       }) as string;
       const b64 = (s: string) => Buffer.from(s).toString('base64');
       const a = createK8sAdapter({
+        objectStore,
         cluster: clusterFor(fake.url, {
           caCert: b64(pem['ca.crt']),
           clientCert: b64(pem['client.crt']),
@@ -762,6 +812,7 @@ describe('connecting to the API server', () => {
       expect((await a.status('job-0123abcd-1')).phase).not.toBe('UNKNOWN');
 
       const wrong = createK8sAdapter({
+        objectStore,
         cluster: clusterFor(fake.url, {
           caCert: pem['ca.crt'],
           clientCert: pem['client.crt'],
@@ -781,9 +832,14 @@ describe('connecting to the API server', () => {
     });
 
     it('is UNKNOWN without a client certificate or with the wrong CA', async () => {
-      const noCert = createK8sAdapter({ cluster: clusterFor(fake.url, { caCert: pem['ca.crt'] }), config });
+      const noCert = createK8sAdapter({
+        objectStore,
+        cluster: clusterFor(fake.url, { caCert: pem['ca.crt'] }),
+        config,
+      });
       expect((await noCert.status('job-0123abcd-1')).phase).toBe('UNKNOWN');
       const wrongCa = createK8sAdapter({
+        objectStore,
         cluster: clusterFor(fake.url, {
           caCert: pem['client.crt'],
           clientCert: pem['client.crt'],

@@ -1,13 +1,25 @@
-// Single jobs on a k8s cluster (the real adapter against the fake API server), and the SSE job stream's
-// resumption with Last-Event-ID.
+// Single jobs on a k8s cluster (the real adapter against the fake API server, artifacts uploaded to an
+// S3-compatible server), and the SSE job stream's resumption with Last-Event-ID.
+import { CreateBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeK8s, type FakeK8s } from '../../testkit/fake-k8s';
+import { startMoto, type MotoServer } from '../../testkit/moto';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
 let h: Harness;
 let k8s: FakeK8s;
+let moto: MotoServer;
+let s3: S3Client;
 
 beforeAll(async () => {
+  moto = await startMoto();
+  s3 = new S3Client({
+    endpoint: moto.endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'ACCESS-ID', secretAccessKey: 'SECRET-VALUE' },
+  });
+  await s3.send(new CreateBucketCommand({ Bucket: 'spark' }));
   k8s = await startFakeK8s({
     phases: { pendingMs: 50, runMs: (pod) => (JSON.stringify(pod.spec).includes('long') ? null : 300) },
   });
@@ -22,7 +34,7 @@ beforeAll(async () => {
     storages: {
       main: {
         sparkBucket: 'spark',
-        endpoint: 'http://s3.local:9000',
+        endpoint: moto.endpoint,
         accessKey: 'ACCESS-ID',
         secretKey: 'SECRET-VALUE',
       },
@@ -33,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.stop();
   await k8s?.stop();
+  await moto?.stop();
 });
 
 const app = { pyFiles: [{ name: 'main.py', content: 'print("hello from a pod")\n' }] };
@@ -81,6 +94,11 @@ describe('single jobs on a k8s cluster', () => {
     expect(podText).not.toContain('SECRET-VALUE');
     expect(podText).not.toContain('ACCESS-ID');
     expect(container.args.join(' ')).toMatch(/spark-submit|--conf/);
+    // The main file was uploaded where the pod reads it.
+    const main = container.args.find((a: string) => a.endsWith('/main.py')) as string;
+    expect(main).toMatch(new RegExp(`^s3a://spark/artifacts/${jobId}/`));
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'spark', Key: main.slice('s3a://spark/'.length) }));
+    expect(head.ContentLength).toBe(Buffer.byteLength(app.pyFiles[0].content));
     const done = await waitState(jobId, 'FINISHED');
     expect(done.appId).toMatch(/^spark-/);
     // The driver pod and its service are removed once the job finished.

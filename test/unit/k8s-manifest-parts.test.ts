@@ -131,6 +131,12 @@ describe('artifacts and the main resource', () => {
       pyFiles: [],
       files: ['s3a://spark/artifacts/a b.conf'],
       usesS3a: true,
+      // What launch uploads first, to where the URIs point.
+      bucket: 'spark',
+      uploads: [
+        { file: '/srv/artifacts/jobs/abc/pi.jar', key: 'artifacts/jobs/abc/pi.jar' },
+        { file: '/srv/artifacts/a b.conf', key: 'artifacts/a b.conf' },
+      ],
     });
     expect(
       artifactUris(
@@ -152,7 +158,7 @@ describe('artifacts and the main resource', () => {
   });
 
   it('SCALA runs the first jar with jobClass; PYTHON runs the pyFile jobClass names; a runner runs the runner', () => {
-    const uris = { jars: ['a.jar', 'b.jar'], pyFiles: ['h.py', 'main.py'], files: [], usesS3a: false };
+    const uris = { jars: ['a.jar', 'b.jar'], pyFiles: ['h.py', 'main.py'], files: [], usesS3a: false, uploads: [] };
     const py = spec(
       {},
       { language: 'PYTHON', jobClass: 'main', artifacts: { jars: [], files: [], pyFiles: ['/x/h.py', '/x/main.py'] } },
@@ -177,7 +183,7 @@ describe('artifacts and the main resource', () => {
   });
 
   it('refuses a SCALA job without jars and a PYTHON job whose main file is not among its pyFiles', () => {
-    const none = { jars: [], pyFiles: [], files: [], usesS3a: false };
+    const none = { jars: [], pyFiles: [], files: [], usesS3a: false, uploads: [] };
     expect(() => mainResource(spec(), none)).toThrow(/has no main jar/);
     const py = spec(
       {},
@@ -209,6 +215,7 @@ describe('Spark properties', () => {
   it('driver: fixed ports, its service as host, the pod IP as bind address', () => {
     const c = ctx();
     expect(driverConf(c)).toEqual({
+      'spark.kubernetes.submitInDriver': 'true',
       'spark.app.id': c.names.appId,
       'spark.driver.host': 'job-abc-1-driver-svc.jobs.svc',
       'spark.driver.bindAddress': '$(SPARK_DRIVER_BIND_ADDRESS)',
@@ -365,9 +372,10 @@ describe('objects', () => {
   });
 
   it('sizes the driver container as Spark would: heap + max(10%, 384Mi), driver cores unless request/limit cores are set', () => {
+    // No CPU limit unless spark.kubernetes.driver.limit.cores asks for one.
     expect(driverResources({})).toEqual({
       requests: { cpu: '1', memory: '1408Mi' },
-      limits: { cpu: '1', memory: '1408Mi' },
+      limits: { memory: '1408Mi' },
     });
     expect(
       driverResources({
@@ -376,15 +384,16 @@ describe('objects', () => {
         'spark.kubernetes.driver.limit.cores': '3',
       }),
     ).toEqual({
-      requests: { cpu: '2', memory: '9012Mi' },
-      limits: { cpu: '3', memory: '9012Mi' },
+      requests: { cpu: '2', memory: '9011Mi' },
+      limits: { cpu: '3', memory: '9011Mi' },
     });
-    expect(driverResources({ 'spark.driver.memoryOverhead': '1g' }).limits).toEqual({ cpu: '1', memory: '2048Mi' });
+    expect(driverResources({ 'spark.driver.memoryOverhead': '1g' }).limits).toEqual({ memory: '2048Mi' });
   });
 
   it('pod: spark-submit with the given args and env, labelled as Spark labels a driver, with the service account asked for', () => {
-    const c = ctx(spec({}, { jobConfig: { 'spark.kubernetes.authenticate.driver.serviceAccountName': 'spark' } }));
-    const pod = podManifest(c, { 'spark.app.id': c.names.appId }, ['--x'], []);
+    const c = ctx();
+    const conf = { 'spark.app.id': c.names.appId, 'spark.kubernetes.authenticate.driver.serviceAccountName': 'spark' };
+    const pod = podManifest(c, conf, ['--x'], []);
     expect(pod.metadata).toMatchObject({
       name: 'job-abc-1-driver',
       namespace: 'jobs',
@@ -454,9 +463,9 @@ describe('pod status', () => {
       phase: 'FAILED',
       message: 'Evicted: low memory',
     });
-    expect(podStatus(pod('Pending', { waiting: { reason: 'ImagePullBackOff', message: 'not found' } }))).toMatchObject({
+    expect(podStatus(pod('Pending', { waiting: { reason: 'InvalidImageName', message: 'bad' } }))).toMatchObject({
       phase: 'FAILED',
-      message: 'ImagePullBackOff: not found',
+      message: 'InvalidImageName: bad',
     });
     expect(podStatus(pod('Pending', { waiting: { reason: 'ContainerCreating' } })).phase).toBe('PENDING');
   });

@@ -2,23 +2,21 @@
 // service (executors reach the driver through its DNS name) and, when the cluster's storage has keys,
 // a secret holding them. SQL engines add a ClusterIP service for clients, and a TRINO engine is a Trino
 // pod with a ConfigMap instead (sql-engine.ts). Every name derives from the driverId (names.ts), so a
-// retried launch finds what the first one created instead of starting a second driver. Phases: status.ts.
+// retried launch finds what the first one created instead of starting a second driver. Before the pod,
+// launch uploads the driver's artifacts to the cluster's storage (artifact-store.ts); before deleting the
+// pods, remove saves their logs (driver-logs.ts), so they stay readable. Phases: status.ts.
+import path from 'node:path';
 import type { V1ConfigMap, V1Pod, V1Service } from '@kubernetes/client-node';
-import {
-  DriverPhase,
-  type ClusterAdapter,
-  type DriverSpec,
-  type DriverStatus,
-  type LogRange,
-} from '../../../domain/driver';
-import type { JobLogEntry } from '../../../domain/types';
+import { DriverPhase, type ClusterAdapter, type DriverSpec, type DriverStatus } from '../../../domain/driver';
 import { logger } from '../../../lib/log';
-import { connect, type K8sConnection } from './client';
+import { s3ObjectStore, uploadArtifacts } from './artifact-store';
+import { connect, type K8sContext } from './client';
+import { driverLogs, saveDriverLogs } from './driver-logs';
 import { codeOf, isNotFound } from './errors';
-import { buildDriverManifests } from './manifests';
-import { DRIVER_CONTAINER, executorSelector, k8sNames, type K8sNames } from './names';
+import { buildDriverManifests, type DriverManifests } from './manifests';
+import { executorSelector, k8sNames, type K8sNames } from './names';
+import { forClient } from './network-policy';
 import type { K8sAdapterOptions } from './options';
-import { podLogEntry } from './pod-logs';
 import { withEndpoint } from './sql-engine';
 import { podStatus } from './status';
 import { validateManifests } from './validate';
@@ -26,19 +24,19 @@ import { validateManifests } from './validate';
 const log = logger('k8s-adapter');
 const DELETE_GRACE_SECONDS = 5;
 
-/** What each operation needs: the connection, the namespace, and the options manifests are built with. */
-interface K8sContext extends K8sConnection {
-  namespace: string;
-  opts: K8sAdapterOptions;
-}
-
 export function createK8sAdapter(opts: K8sAdapterOptions): ClusterAdapter {
   const namespace = opts.config.K8S_NAMESPACE;
-  const k: K8sContext = { ...connect(opts.cluster, namespace, opts.requestTimeoutMs ?? 15_000), namespace, opts };
+  const { STACK_DIR } = opts.config;
+  const k: K8sContext = {
+    ...connect(opts.cluster, namespace, opts.requestTimeoutMs ?? 15_000),
+    namespace,
+    opts,
+    logDir: opts.logDir ?? (STACK_DIR ? path.join(STACK_DIR, 'k8s-logs') : undefined),
+  };
   return {
     launch: (spec) => launch(k, spec),
     status: (driverId) => status(k, driverId),
-    logs: (driverId, range) => logs(k, driverId, range),
+    logs: (driverId, range) => driverLogs(k, driverId, range),
     remove: (driverId) => remove(k, driverId),
   };
 }
@@ -56,7 +54,8 @@ async function ignoreMissing(k: K8sContext, what: string, del: () => Promise<unk
   try {
     await del();
   } catch (e) {
-    if (!isNotFound(e)) throw k.fail(e, what);
+    // Retried, whatever the status: the objects were created by us, so leaving them is not an option.
+    if (!isNotFound(e)) throw k.describe(e, what);
   }
 }
 
@@ -65,6 +64,7 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
   const m = buildDriverManifests(spec, k.opts);
   await validateManifests(m);
   const api = k.client();
+  await uploadFor(k, m);
   const n = m.names;
   const createService = (body: V1Service) =>
     ensure(k, `create service ${body.metadata!.name}`, () => api.createNamespacedService({ namespace, body }));
@@ -76,6 +76,9 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
       : undefined,
     m.configMap ? ensure(k, `create configmap ${n.configMap}`, () => createConfigMap(m.configMap!)) : undefined,
     m.service ? createService(m.service) : undefined,
+    ensure(k, `create networkpolicy ${n.networkPolicy}`, () =>
+      k.networking().createNamespacedNetworkPolicy({ namespace, body: forClient(m.networkPolicy) }),
+    ),
     m.engineService ? createService(m.engineService) : undefined,
   ]);
   let pod: V1Pod;
@@ -93,9 +96,19 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
   return driverStatus(k, pod, n);
 }
 
+/** Uploads the artifacts the pod reads from the cluster's storage (objects already there are skipped). */
+async function uploadFor(k: K8sContext, m: DriverManifests): Promise<void> {
+  const { bucket, uploads, storage } = m.artifacts;
+  if (!bucket || uploads.length === 0) return;
+  // One client per adapter: the storage is the cluster document's, which a new adapter replaces.
+  k.objectStore ??= k.opts.objectStore ?? s3ObjectStore(storage ?? {});
+  await uploadArtifacts(k.objectStore, bucket, uploads, k.scrub);
+  log.debug('artifacts uploaded', { bucket, count: uploads.length });
+}
+
 /** The pod's status, with an SQL engine's endpoint once it runs. */
 const driverStatus = (k: K8sContext, pod: V1Pod, n: K8sNames): DriverStatus =>
-  withEndpoint(podStatus(pod), pod, n, k.namespace);
+  withEndpoint(podStatus(pod, { imagePullGraceMs: k.opts.imagePullGraceMs }), pod, n, k.namespace);
 
 async function status(k: K8sContext, driverId: string): Promise<DriverStatus> {
   const n = k8sNames(driverId);
@@ -107,41 +120,11 @@ async function status(k: K8sContext, driverId: string): Promise<DriverStatus> {
   }
 }
 
-async function logs(k: K8sContext, driverId: string, range: LogRange): Promise<JobLogEntry[]> {
-  const { namespace, describe } = k;
-  const n = k8sNames(driverId);
-  const api = k.client();
-  let driver: V1Pod;
-  try {
-    driver = await api.readNamespacedPod({ name: n.pod, namespace });
-  } catch (e) {
-    if (isNotFound(e)) return [];
-    throw describe(e, `read pod ${n.pod}`);
-  }
-  let executors: V1Pod[];
-  try {
-    executors = (await api.listNamespacedPod({ namespace, labelSelector: executorSelector(n) })).items;
-  } catch (e) {
-    throw describe(e, `list the executors of ${n.pod}`);
-  }
-  executors.sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
-  const r = { api, namespace, describe, range };
-  return Promise.all([
-    podLogEntry(r, driver, 'driver', driverContainer(driver)),
-    ...executors.map((p) => podLogEntry(r, p, 'executor', p.spec?.containers?.[0]?.name)),
-  ]);
-}
-
-/** Spark's driver container, or the one container of a pod that runs no Spark (a TRINO engine). */
-function driverContainer(pod: V1Pod): string | undefined {
-  const containers = pod.spec?.containers ?? [];
-  return containers.some((c) => c.name === DRIVER_CONTAINER) ? DRIVER_CONTAINER : containers[0]?.name;
-}
-
 async function remove(k: K8sContext, driverId: string): Promise<void> {
   const { namespace } = k;
   const n = k8sNames(driverId);
   const api = k.client();
+  await saveDriverLogs(k, driverId);
   const results = await Promise.allSettled([
     ignoreMissing(k, `delete pod ${n.pod}`, () =>
       api.deleteNamespacedPod({
@@ -158,6 +141,9 @@ async function remove(k: K8sContext, driverId: string): Promise<void> {
         labelSelector: executorSelector(n),
         gracePeriodSeconds: DELETE_GRACE_SECONDS,
       }),
+    ),
+    ignoreMissing(k, `delete networkpolicy ${n.networkPolicy}`, () =>
+      k.networking().deleteNamespacedNetworkPolicy({ name: n.networkPolicy, namespace }),
     ),
     ignoreMissing(k, `delete service ${n.service}`, () => api.deleteNamespacedService({ name: n.service, namespace })),
     ignoreMissing(k, `delete secret ${n.secret}`, () => api.deleteNamespacedSecret({ name: n.secret, namespace })),

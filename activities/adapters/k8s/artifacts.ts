@@ -1,5 +1,6 @@
 // Where a driver pod finds its artifacts, and which one spark-submit runs. The artifact store is the
-// worker's folder; a pod reads the same files from the cluster's storage bucket over s3a.
+// worker's folder; launch uploads its files to the cluster's storage bucket (artifact-store.ts) under
+// artifacts/<path in the store>, and the pod reads them from there over s3a.
 import { imageRunnerJars } from '../runner-jvm';
 import path from 'node:path';
 import type { DriverSpec } from '../../../domain/driver';
@@ -9,13 +10,26 @@ import { DEFAULT_RUNNER_PATH, type K8sCluster } from './options';
 
 const URI = /^[a-z][a-z0-9+.-]*:\/\//i;
 
+/** A file of the artifact store and where it goes in the bucket. */
+export interface ArtifactUpload {
+  file: string;
+  key: string;
+}
+
 export interface ArtifactUris {
   jars: string[];
   pyFiles: string[];
   files: string[];
   /** Some artifact is read over s3a (so the driver needs hadoop-aws). */
   usesS3a: boolean;
+  /** The spark bucket the uploads go to (set when there are uploads). */
+  bucket?: string;
+  /** What launch uploads before the pod starts: every artifact that is a path in the store. */
+  uploads: ArtifactUpload[];
 }
+
+/** The key prefix of an owner's (job, group, schedule) artifacts in the spark bucket. */
+export const ARTIFACT_PREFIX = 'artifacts/';
 
 /**
  * The URIs of a spec's artifacts as the pod sees them: URIs stay, paths inside the artifact store
@@ -26,6 +40,7 @@ export function artifactUris(spec: DriverSpec, cluster: K8sCluster, artifactDir:
   const storage = cluster.storages?.[storageKey];
   const artifactRoot = path.resolve(artifactDir);
   let usesS3a = false;
+  const uploads: ArtifactUpload[] = [];
   const uri = (p: string): string => {
     if (URI.test(p)) {
       if (/^s3a:/i.test(p)) usesS3a = true;
@@ -40,10 +55,19 @@ export function artifactUris(spec: DriverSpec, cluster: K8sCluster, artifactDir:
       );
     }
     usesS3a = true;
-    return `s3a://${storage.sparkBucket}/artifacts/${rel.split(path.sep).join('/')}`;
+    const key = `${ARTIFACT_PREFIX}${rel.split(path.sep).join('/')}`;
+    uploads.push({ file: path.resolve(artifactRoot, p), key });
+    return `s3a://${storage.sparkBucket}/${key}`;
   };
   const { jars, pyFiles, files } = spec.spark.artifacts;
-  return { jars: jars.map(uri), pyFiles: pyFiles.map(uri), files: files.map(uri), usesS3a };
+  return {
+    jars: jars.map(uri),
+    pyFiles: pyFiles.map(uri),
+    files: files.map(uri),
+    usesS3a,
+    ...(uploads.length ? { bucket: storage!.sparkBucket } : {}),
+    uploads,
+  };
 }
 
 export interface MainResource {

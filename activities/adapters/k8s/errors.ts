@@ -1,6 +1,7 @@
 // Errors of the k8s adapter: a spec or cluster that cannot work fails permanently (non-retryable
 // ApplicationFailure); a failed API call is a K8sApiError, retried, worded without request details
-// or credentials.
+// or credentials. A create the API server refuses for good (an invalid manifest, 400/422; credentials
+// it rejects, 401; RBAC that does not allow it, 403) fails the driver at once with the server's words.
 import { ApiException } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../../domain/driver';
@@ -46,9 +47,13 @@ function statusBody(e: ApiException<unknown>): { reason?: string; message?: stri
   }
 }
 
+/** Statuses of a refused create that no retry changes without someone changing the cluster or the job. */
+const PERMANENT_CREATE_CODES = new Set([400, 401, 403, 422]);
+
 /**
  * How the adapter words a failed call to the API server at `host`: `describe` for reads (the caller
- * decides), `fail` for creates and deletes (a refused manifest is permanent, the rest is retried).
+ * decides), `fail` for creates and deletes (a refusal in PERMANENT_CREATE_CODES is permanent, the rest is
+ * retried; deletes are only ever asked of objects the adapter created, so RBAC once allowed them).
  * `scrub` takes every credential out of the message.
  */
 export function apiErrors(host: string, scrub: (msg: string) => string) {
@@ -73,7 +78,9 @@ export function apiErrors(host: string, scrub: (msg: string) => string) {
   const fail = (e: unknown, what: string): Error => {
     if (e instanceof ApplicationFailure) return e;
     const d = describe(e, what);
-    return d.code === 422 || d.code === 400 ? ApplicationFailure.nonRetryable(d.message, FailureType.INVALID_SPEC) : d;
+    return d.code !== undefined && PERMANENT_CREATE_CODES.has(d.code)
+      ? ApplicationFailure.nonRetryable(d.message, FailureType.INVALID_SPEC)
+      : d;
   };
   return { describe, fail };
 }

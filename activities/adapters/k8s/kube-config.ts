@@ -1,4 +1,5 @@
-// The kubeconfig of a cluster document: its server, CA, client certificate and key, or basic auth.
+// The kubeconfig of a cluster document: its server, CA, and credentials: a client certificate and key,
+// a bearer token (service account tokens; EKS, GKE and AKS tokens), or basic auth.
 import { createPrivateKey } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { K8sCluster } from './options';
@@ -25,7 +26,7 @@ function clientKeyData(cluster: K8sCluster): string | undefined {
   }
 }
 
-/** The kubeconfig of a cluster document: its server, CA, client certificate and key, or basic auth. */
+/** The kubeconfig of a cluster document: its server, CA, client certificate and key, bearer token or basic auth. */
 export function buildKubeConfig(cluster: K8sCluster, namespace = 'default'): KubeConfig {
   const server = cluster.url.trim().replace(/\/+$/, '');
   const keyData = clientKeyData(cluster);
@@ -45,6 +46,7 @@ export function buildKubeConfig(cluster: K8sCluster, namespace = 'default'): Kub
         name: `${cluster.name}-user`,
         certData: cluster.clientCert ? pemToBase64(cluster.clientCert) : undefined,
         keyData,
+        token: cluster.token?.trim() || undefined,
         username: cluster.username || undefined,
         password: cluster.username ? (cluster.password ?? '') : undefined,
       },

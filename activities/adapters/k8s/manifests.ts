@@ -6,9 +6,11 @@ import type { V1ConfigMap, V1Pod, V1Secret, V1Service } from '@kubernetes/client
 import type { DriverSpec } from '../../../domain/driver';
 import { manifestContext, type ManifestContext } from './context';
 import { driverEnv } from './driver-env';
+import { networkPolicyManifest, type NetworkPolicyManifest } from './network-policy';
 import { invalidSpec } from './errors';
 import type { K8sNames } from './names';
-import type { ManifestOptions } from './options';
+import type { K8sStorage, ManifestOptions } from './options';
+import type { ArtifactUpload } from './artifacts';
 import { podManifest, secretManifest, serviceManifest } from './resources';
 import { sparkConf } from './spark-conf';
 import { engineContainerPort, engineServiceManifest, THRIFT_ARG_PARTS } from './sql-engine';
@@ -17,6 +19,8 @@ import { trinoConfigMap, trinoPod } from './trino';
 
 export interface DriverManifests {
   names: K8sNames;
+  /** What launch uploads before creating the pod, to which bucket of which storage. */
+  artifacts: { bucket?: string; uploads: ArtifactUpload[]; storage?: K8sStorage };
   pod: V1Pod;
   /** Headless, how executors reach the driver: every Spark driver has one (TRINO engines do not). */
   service?: V1Service;
@@ -26,6 +30,8 @@ export interface DriverManifests {
   engineService?: V1Service;
   /** TRINO engines: Trino's etc folder. */
   configMap?: V1ConfigMap;
+  /** Ingress only from the service's pods and the driver's executors. */
+  networkPolicy: NetworkPolicyManifest;
 }
 
 /**
@@ -40,18 +46,42 @@ export function buildDriverManifests(spec: DriverSpec, opts: ManifestOptions): D
   const env = driverEnv(c);
   return {
     names: c.names,
+    artifacts: artifactsOf(c),
+    networkPolicy: networkPolicyManifest(c),
     pod: podManifest(c, conf, args, env),
     service: serviceManifest(c),
     secret: secretManifest(c),
   };
 }
 
+const artifactsOf = ({ artifacts, storage }: ManifestContext): DriverManifests['artifacts'] => ({
+  bucket: artifacts.bucket,
+  uploads: artifacts.uploads,
+  storage,
+});
+
 function engineManifests(c: ManifestContext): DriverManifests {
   const type = c.spec.engine?.type;
   if (!type) throw invalidSpec(`driver ${c.spec.driverId} has role sql-engine but no engine`);
   const engineService = engineServiceManifest(c, type);
-  if (type === 'TRINO') return { names: c.names, pod: trinoPod(c), engineService, configMap: trinoConfigMap(c) };
+  if (type === 'TRINO')
+    return {
+      names: c.names,
+      artifacts: { uploads: [] },
+      networkPolicy: networkPolicyManifest(c),
+      pod: trinoPod(c),
+      engineService,
+      configMap: trinoConfigMap(c),
+    };
   const conf = sparkConf(c);
   const pod = podManifest(c, conf, submitArgs(c, conf, THRIFT_ARG_PARTS), driverEnv(c), [engineContainerPort(type)]);
-  return { names: c.names, pod, service: serviceManifest(c), engineService, secret: secretManifest(c) };
+  return {
+    names: c.names,
+    artifacts: artifactsOf(c),
+    networkPolicy: networkPolicyManifest(c),
+    pod,
+    service: serviceManifest(c),
+    engineService,
+    secret: secretManifest(c),
+  };
 }

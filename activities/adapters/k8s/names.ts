@@ -26,6 +26,8 @@ export const Labels = {
   /** Spark's own labels: it puts them on executors; we put them on the driver it runs in. */
   SPARK_APP_SELECTOR: 'spark-app-selector',
   SPARK_ROLE: 'spark-role',
+  /** On the service's own pods (API, worker: the Helm chart sets it): driver pods admit them. */
+  CLIENT: `${LABEL_PREFIX}/client`,
 } as const;
 /** The annotation with the driverId as given (the label holds its DNS-safe form). */
 export const DRIVER_ID_ANNOTATION = `${LABEL_PREFIX}/driver-id`;
@@ -52,6 +54,8 @@ export interface K8sNames {
   engineService: string;
   /** TRINO engines: the ConfigMap holding Trino's etc folder. */
   configMap: string;
+  /** The NetworkPolicy admitting only the service's pods and the driver's executors. */
+  networkPolicy: string;
   /** spark.app.id of the driver, known before it starts. */
   appId: string;
 }
@@ -78,6 +82,7 @@ export function k8sNames(driverId: string): K8sNames {
     secret: `${base}-storage`,
     engineService: `${base}-sql`,
     configMap: `${base}-config`,
+    networkPolicy: `${base}-driver-ingress`,
     appId: `spark-${hash.slice(0, 32)}`,
   };
 }

@@ -24,6 +24,13 @@ export interface K8sCluster {
   clientKeyPassphrase?: string;
   username?: string;
   password?: string;
+  /** Bearer token (a service account token, or what EKS, GKE and AKS issue); sent as `Authorization: Bearer`. */
+  token?: string;
+  /**
+   * host:port of the Temporal frontend as seen from inside the cluster: runners of group drivers connect
+   * to it. Default: the worker's TEMPORAL_ADDRESS, unless that is a loopback address (a pod's own).
+   */
+  temporalAddress?: string;
   /** Key into `storages` of the storage artifacts are read from (default s3). */
   sparkStorage?: string;
   storages?: Record<string, K8sStorage>;
@@ -34,11 +41,26 @@ export interface K8sCluster {
 export interface K8sAdapterOptions {
   cluster: K8sCluster;
   /** K8S_TRINO_IMAGE may be left out: DEFAULT_TRINO_IMAGE. */
-  config: Pick<Config, 'K8S_SPARK_IMAGE' | 'K8S_NAMESPACE' | 'ARTIFACT_DIR'> & Partial<Pick<Config, 'K8S_TRINO_IMAGE'>>;
+  config: Pick<Config, 'K8S_SPARK_IMAGE' | 'K8S_NAMESPACE' | 'ARTIFACT_DIR'> &
+    Partial<Pick<Config, 'K8S_TRINO_IMAGE' | 'STACK_DIR'>>;
   /** runner.py inside the Spark image (the image must contain it). Default DEFAULT_RUNNER_PATH. */
   runnerPath?: string;
   /** A request the API server has not answered within this time fails (status: UNKNOWN). Default 15000. */
   requestTimeoutMs?: number;
+  /** How long a pod may fail to pull its image (ErrImagePull, ImagePullBackOff) before the driver FAILS. Default 300000. */
+  imagePullGraceMs?: number;
+  /** Where remove saves the pods' logs. Default: STACK_DIR/k8s-logs; neither: logs are not saved. */
+  logDir?: string;
+  /** Artifact uploads go here instead of an S3 client built from the storage (tests). */
+  objectStore?: ObjectStore;
+}
+
+/** Where artifacts are uploaded for the pods: the cluster's storage bucket (artifact-store.ts). */
+export interface ObjectStore {
+  /** Uploads the file unless the bucket holds an object of the same size under that key. */
+  put(bucket: string, key: string, file: string): Promise<void>;
+  /** Deletes every object under the prefix. */
+  deletePrefix(bucket: string, prefix: string): Promise<void>;
 }
 
 /** What the manifests depend on: no connection settings. */
@@ -47,5 +69,8 @@ export type ManifestOptions = Pick<K8sAdapterOptions, 'cluster' | 'config' | 'ru
 /** Trino image of TRINO engines (K8S_TRINO_IMAGE's default in lib/config.ts): the version local clusters run. */
 export const DEFAULT_TRINO_IMAGE = 'trinodb/trino:368';
 export const DEFAULT_RUNNER_PATH = '/opt/spark-orchestrator/runner/runner.py';
-/** hadoop-aws matching the Hadoop of the apache/spark 3.5 images; added when artifacts come from s3a. */
+/**
+ * hadoop-aws matching the Hadoop of the apache/spark 3.5 images; added with --packages when artifacts come
+ * from s3a and the image is a stock apache/spark one (the driver image of deploy/docker has it in its jars).
+ */
 export const HADOOP_AWS_PACKAGE = 'org.apache.hadoop:hadoop-aws:3.3.4';

@@ -1,4 +1,7 @@
 // Log entries of a driver's pods: the driver container's log and each executor's, cut to a line range.
+// The API server is asked for at most LOG_READ_LIMIT_BYTES of a log (limitBytes), so a huge log never
+// fills the worker's memory; a log longer than that keeps its start and, after a marker line, its last
+// lines (tailLines), which is where a failure's reason is.
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import type { LogRange } from '../../../domain/driver';
 import type { JobLogEntry } from '../../../domain/types';
@@ -6,30 +9,60 @@ import { codeOf, type K8sApiError } from './errors';
 
 type Describe = (e: unknown, what: string) => K8sApiError;
 
-async function readLogLines(
-  api: CoreV1Api,
-  namespace: string,
+/** Most bytes read from the start of one pod's log. */
+export const LOG_READ_LIMIT_BYTES = 8 * 1024 * 1024;
+/** Lines read from the end of a log longer than LOG_READ_LIMIT_BYTES (at most a quarter of that in bytes). */
+export const LOG_TAIL_LINES = 2000;
+
+const toLines = (text: string | undefined): string[] => (text ? String(text).replace(/\n$/, '').split('\n') : []);
+
+export interface PodLogSource {
+  api: CoreV1Api;
+  namespace: string;
+  describe: Describe;
+}
+
+/** The lines of a pod's log, bounded as the header says; none while the container has not started. */
+export async function readPodLog(
+  s: PodLogSource,
   pod: V1Pod,
   container: string | undefined,
-  describe: Describe,
+  limitBytes = LOG_READ_LIMIT_BYTES,
 ): Promise<string[]> {
   const name = pod.metadata!.name!;
+  const read = (q: { limitBytes: number; tailLines?: number }) =>
+    s.api.readNamespacedPodLog({ name, namespace: s.namespace, container, ...q });
   try {
-    const text = await api.readNamespacedPodLog({ name, namespace, container });
-    if (!text) return [];
-    return String(text).replace(/\n$/, '').split('\n');
+    const head = String((await read({ limitBytes })) ?? '');
+    if (Buffer.byteLength(head) < limitBytes) return toLines(head);
+    // Cut: keep whole lines of the start, then the end.
+    const start = toLines(head.slice(0, head.lastIndexOf('\n') + 1));
+    const tail = toLines(
+      String((await read({ tailLines: LOG_TAIL_LINES, limitBytes: Math.ceil(limitBytes / 4) })) ?? ''),
+    );
+    return [...start, `... (log cut: over ${limitBytes} bytes; its last ${tail.length} lines follow)`, ...tail];
   } catch (e) {
     // 400: the container has not started yet (no log); 404: the pod went away meanwhile.
     const code = codeOf(e);
     if (code === 400 || code === 404) return [];
-    throw describe(e, `read the log of pod ${name}`);
+    throw s.describe(e, `read the log of pod ${name}`);
   }
 }
 
-export interface PodLogRequest {
-  api: CoreV1Api;
-  namespace: string;
-  describe: Describe;
+/** A log entry of lines [from, from + size) of a pod's log. */
+export function logEntry(
+  name: string,
+  role: 'driver' | 'executor',
+  state: string,
+  all: string[],
+  range: LogRange,
+): JobLogEntry {
+  const from = Math.max(0, range.from);
+  const lines = range.size > 0 ? all.slice(from, from + range.size) : [];
+  return { name, type: 'pod', role, state, from, logSize: lines.length, fileName: `${name}.log`, log: lines };
+}
+
+export interface PodLogRequest extends PodLogSource {
   range: LogRange;
 }
 
@@ -40,20 +73,6 @@ export async function podLogEntry(
   role: 'driver' | 'executor',
   container: string | undefined,
 ): Promise<JobLogEntry> {
-  const name = pod.metadata!.name!;
-  const from = Math.max(0, r.range.from);
-  const lines =
-    r.range.size > 0
-      ? (await readLogLines(r.api, r.namespace, pod, container, r.describe)).slice(from, from + r.range.size)
-      : [];
-  return {
-    name,
-    type: 'pod',
-    role,
-    state: pod.status?.phase ?? 'Unknown',
-    from,
-    logSize: lines.length,
-    fileName: `${name}.log`,
-    log: lines,
-  };
+  const all = r.range.size > 0 ? await readPodLog(r, pod, container) : [];
+  return logEntry(pod.metadata!.name!, role, pod.status?.phase ?? 'Unknown', all, r.range);
 }

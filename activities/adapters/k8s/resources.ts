@@ -11,7 +11,7 @@ import type {
 import type { ManifestContext } from './context';
 import { invalidSpec } from './errors';
 import { DRIVER_CONTAINER, DRIVER_ID_ANNOTATION, Labels, labelValue, Ports, STORAGE_ENV } from './names';
-import type { SparkConf } from './spark-conf';
+import { driverImage, isNonJvm, SERVICE_ACCOUNT_CONF, type SparkConf } from './spark-conf';
 
 const SPARK_SUBMIT = '/opt/spark/bin/spark-submit';
 
@@ -25,18 +25,39 @@ export function jvmMiB(s: string, field: string): number {
   return n * factor[unit];
 }
 
-/** Driver container resources as Spark sizes a driver pod: memory + max(10%, 384Mi) overhead. */
-export function driverResources(conf: SparkConf): V1ResourceRequirements {
+/** Spark's default overhead factors: JVM drivers, and Python (or R) drivers, whose workers live outside the heap. */
+export const JVM_OVERHEAD_FACTOR = 0.1;
+export const NON_JVM_OVERHEAD_FACTOR = 0.4;
+const MIN_OVERHEAD_MIB = 384;
+
+function factor(conf: SparkConf, key: string): number | undefined {
+  const v = conf[key];
+  if (v === undefined) return undefined;
+  const f = Number(v);
+  if (!Number.isFinite(f) || f <= 0) throw invalidSpec(`invalid ${key} '${v}': not a positive number`);
+  return f;
+}
+
+/**
+ * Driver container resources as Spark's BasicDriverFeatureStep sizes a driver pod: memory and its overhead
+ * (spark.driver.memoryOverhead, else max(factor × memory, 384Mi), the factor being
+ * spark.driver.memoryOverheadFactor, else spark.kubernetes.memoryOverheadFactor, else 0.1, or 0.4 for a
+ * Python driver) requested and limited; cores requested (spark.kubernetes.driver.request.cores, else
+ * spark.driver.cores), limited only when spark.kubernetes.driver.limit.cores asks for it.
+ */
+export function driverResources(conf: SparkConf, nonJvm = false): V1ResourceRequirements {
   const heap = jvmMiB(conf['spark.driver.memory'] ?? '1g', 'spark.driver.memory');
+  const f =
+    factor(conf, 'spark.driver.memoryOverheadFactor') ??
+    factor(conf, 'spark.kubernetes.memoryOverheadFactor') ??
+    (nonJvm ? NON_JVM_OVERHEAD_FACTOR : JVM_OVERHEAD_FACTOR);
   const overhead = conf['spark.driver.memoryOverhead']
     ? jvmMiB(conf['spark.driver.memoryOverhead'], 'spark.driver.memoryOverhead')
-    : Math.max(Math.ceil(heap * 0.1), 384);
+    : Math.max(Math.floor(f * heap), MIN_OVERHEAD_MIB);
   const memory = `${Math.ceil(heap + overhead)}Mi`;
-  const cores = conf['spark.driver.cores'] ?? '1';
-  return {
-    requests: { cpu: conf['spark.kubernetes.driver.request.cores'] ?? cores, memory },
-    limits: { cpu: conf['spark.kubernetes.driver.limit.cores'] ?? cores, memory },
-  };
+  const cpu = conf['spark.kubernetes.driver.request.cores'] ?? conf['spark.driver.cores'] ?? '1';
+  const limit = conf['spark.kubernetes.driver.limit.cores'];
+  return { requests: { cpu, memory }, limits: { ...(limit ? { cpu: limit } : {}), memory } };
 }
 
 /** Labels of every object of the driver. */
@@ -74,7 +95,8 @@ export function podManifest(
   env: V1EnvVar[],
   extraPorts: V1ContainerPort[] = [],
 ): V1Pod {
-  const serviceAccount = c.spec.spark.jobConfig['spark.kubernetes.authenticate.driver.serviceAccountName'];
+  // Spark's own property, from the cluster's defaultApplicationConfig or the job's jobConfig.
+  const serviceAccount = conf[SERVICE_ACCOUNT_CONF];
   const labels = {
     ...objectLabels(c),
     [Labels.SPARK_ROLE]: 'driver',
@@ -90,13 +112,13 @@ export function podManifest(
       containers: [
         {
           name: DRIVER_CONTAINER,
-          image: c.image,
+          image: driverImage(c, conf),
           imagePullPolicy: 'IfNotPresent',
           command: [SPARK_SUBMIT],
           args,
           env,
           ports: [...CONTAINER_PORTS, ...extraPorts].map((p) => ({ ...p })),
-          resources: driverResources(conf),
+          resources: driverResources(conf, isNonJvm(c)),
         },
       ],
     },

@@ -9,6 +9,16 @@ import { BIND_ADDRESS_ENV, Labels, Ports, STORAGE_ENV } from './names';
 export type SparkConf = Record<string, string>;
 export type ConfPart = (c: ManifestContext) => SparkConf;
 
+/** Spark's property naming the driver pod's service account (the cluster's defaults or jobConfig set it). */
+export const SERVICE_ACCOUNT_CONF = 'spark.kubernetes.authenticate.driver.serviceAccountName';
+
+/** Spark runs a .py primary resource as a Python (non-JVM) application: its memory overhead default is 0.4. */
+export const isNonJvm = ({ main }: ManifestContext) => main.primary.endsWith('.py');
+
+/** The driver pod's image: Spark's driver image property, else its image property (per cluster or job), else ours. */
+export const driverImage = (c: ManifestContext, conf: SparkConf): string =>
+  conf['spark.kubernetes.driver.container.image'] ?? conf['spark.kubernetes.container.image'] ?? c.image;
+
 export const imageConf: ConfPart = (c) => ({
   'spark.kubernetes.container.image': c.image,
   // The image's home may not be writable; --packages resolves into the ivy directory.
@@ -26,12 +36,24 @@ export const storageConf: ConfPart = ({ storage }) => {
   return conf;
 };
 
+/**
+ * Python drivers: Spark's cluster mode sets the overhead factor 0.4 and passes it on to the executors; a
+ * factor set by the cluster or the job wins.
+ */
+export const overheadConf: ConfPart = (c): SparkConf =>
+  isNonJvm(c) ? { 'spark.kubernetes.memoryOverheadFactor': '0.4' } : {};
+
 export const clusterDefaultConf: ConfPart = (c) => parseDefaultConf(c.cluster.defaultApplicationConfig);
 export const memoryConf: ConfPart = (c) => memorySparkConf(c.spec.spark.memorySettings);
 export const jobConf: ConfPart = (c) => c.spec.spark.jobConfig;
 
-/** How executors reach the driver: its service's DNS name and fixed ports; it binds to the pod IP. */
+/**
+ * How executors reach the driver: its service's DNS name and fixed ports; it binds to the pod IP. Like the
+ * driver pod Spark's cluster mode makes (submitInDriver): spark-submit loads --packages before it fetches
+ * remote (s3a) files, and the driver talks to the API server with the pod's service account.
+ */
 export const driverConf: ConfPart = ({ names, namespace }) => ({
+  'spark.kubernetes.submitInDriver': 'true',
   'spark.app.id': names.appId,
   'spark.driver.host': `${names.service}.${namespace}.svc`,
   'spark.driver.bindAddress': `$(${BIND_ADDRESS_ENV})`,
@@ -65,6 +87,7 @@ export const executorSecretConf: ConfPart = ({ names, hasKeys }) =>
 export const CONF_PARTS: readonly ConfPart[] = [
   imageConf,
   storageConf,
+  overheadConf,
   clusterDefaultConf,
   memoryConf,
   jobConf,

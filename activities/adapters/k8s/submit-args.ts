@@ -2,7 +2,7 @@
 // functions, one concern each.
 import { HADOOP_AWS_PACKAGE } from './options';
 import type { ManifestContext } from './context';
-import type { SparkConf } from './spark-conf';
+import { driverImage, type SparkConf } from './spark-conf';
 
 export type ArgPart = (c: ManifestContext, conf: SparkConf) => string[];
 
@@ -15,10 +15,17 @@ export const noExpansion = (s: string) => s.replaceAll('$', '$$$$');
 const listOption = (flag: string, values: string[]): string[] =>
   values.length ? [flag, noExpansion(values.join(','))] : [];
 
-/** The job's packages, plus hadoop-aws when artifacts come over s3a and the job brings none. */
-export function sparkPackages(c: ManifestContext): string[] {
+/** Stock Apache Spark images, which lack the s3a filesystem (the driver image of deploy/docker has it). */
+const STOCK_SPARK_IMAGE = /^(docker\.io\/)?(library\/)?(apache\/spark|spark):/;
+
+/**
+ * The job's packages, plus hadoop-aws when artifacts come over s3a, the driver runs a stock apache/spark
+ * image and the job brings none.
+ */
+export function sparkPackages(c: ManifestContext, conf: SparkConf): string[] {
   const packages = [...c.spec.spark.packages];
-  if (c.artifacts.usesS3a && !packages.some((p) => p.includes(':hadoop-aws:'))) packages.push(HADOOP_AWS_PACKAGE);
+  const needsS3a = c.artifacts.usesS3a && STOCK_SPARK_IMAGE.test(driverImage(c, conf));
+  if (needsS3a && !packages.some((p) => p.includes(':hadoop-aws:'))) packages.push(HADOOP_AWS_PACKAGE);
   return packages;
 }
 
@@ -38,7 +45,7 @@ export const confOptions: ArgPart = (_, conf) =>
     ['--conf', k === 'spark.driver.bindAddress' ? `${k}=${v}` : noExpansion(`${k}=${v}`)],
   );
 
-export const packagesOption: ArgPart = (c) => listOption('--packages', sparkPackages(c));
+export const packagesOption: ArgPart = (c, conf) => listOption('--packages', sparkPackages(c, conf));
 export const jarsOption: ArgPart = ({ main }) => listOption('--jars', main.extraJars);
 export const pyFilesOption: ArgPart = ({ main }) => listOption('--py-files', main.extraPyFiles);
 export const filesOption: ArgPart = ({ artifacts }) => listOption('--files', artifacts.files);

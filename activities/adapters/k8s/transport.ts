@@ -31,7 +31,8 @@ export async function transportFor(kc: KubeConfig, timeoutMs: number): Promise<T
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(opts.headers ?? {}))
     if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
-  if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  // A bearer token (set by the kubeconfig above) wins over basic auth.
+  if (opts.auth && !headers.Authorization) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
   return { agent: secure ? new https.Agent(agentOpts) : new http.Agent(agentOpts), headers, secure };
 }
 

@@ -9,7 +9,13 @@ const log = logger('k8s-adapter');
 // kubernetes-models is a devDependency: a production install without it sends manifests unvalidated
 // (the API server still validates them) instead of failing to load the worker.
 type Validatable = new (data: never) => { validate(): void };
-type Models = { Pod: Validatable; Service: Validatable; Secret: Validatable; ConfigMap: Validatable };
+type Models = {
+  Pod: Validatable;
+  Service: Validatable;
+  Secret: Validatable;
+  ConfigMap: Validatable;
+  NetworkPolicy: Validatable;
+};
 let modelsLoad: Promise<Models | undefined> | undefined;
 function loadModels() {
   modelsLoad ??= Promise.all([
@@ -17,12 +23,14 @@ function loadModels() {
     import('kubernetes-models/v1/Service'),
     import('kubernetes-models/v1/Secret'),
     import('kubernetes-models/v1/ConfigMap'),
+    import('kubernetes-models/networking.k8s.io/v1/NetworkPolicy'),
   ]).then(
-    ([p, s, sec, cm]) => ({
+    ([p, s, sec, cm, np]) => ({
       Pod: p.Pod as Validatable,
       Service: s.Service as Validatable,
       Secret: sec.Secret as Validatable,
       ConfigMap: cm.ConfigMap as Validatable,
+      NetworkPolicy: np.NetworkPolicy as Validatable,
     }),
     (e: unknown) => {
       log.warn('kubernetes-models is not installed: manifests go to the API server unvalidated', { error: String(e) });
@@ -48,4 +56,5 @@ export async function validateManifests(m: DriverManifests): Promise<void> {
   if (m.engineService) check(models.Service, m.engineService, `service ${m.names.engineService}`);
   if (m.secret) check(models.Secret, m.secret, `secret ${m.names.secret}`);
   if (m.configMap) check(models.ConfigMap, m.configMap, `configmap ${m.names.configMap}`);
+  check(models.NetworkPolicy, m.networkPolicy, `networkpolicy ${m.names.networkPolicy}`);
 }
