@@ -3,6 +3,7 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import type { Store } from '../lib/mongo';
+import type { Authenticator } from './auth/authenticate';
 import type { SqlRuntime } from './sql/execute/runtime';
 import type { Feeds } from './streams/feed';
 
@@ -14,4 +15,6 @@ export interface ApiDeps {
   feeds?: Feeds;
   /** Session pools and running engines of SQL statements (created with the app when not given). */
   sql?: SqlRuntime;
+  /** Who is calling (API keys, OIDC tokens; created on first use when not given, api/auth/). */
+  auth?: Authenticator;
 }

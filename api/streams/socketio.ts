@@ -1,14 +1,21 @@
 // Socket.IO namespaces over the same change feeds as the SSE endpoints.
 import type http from 'node:http';
-import { Server as SocketServer } from 'socket.io';
+import { Server as SocketServer, type ExtendedError, type Socket } from 'socket.io';
 import { STREAMS, type Predicate, type Query } from './catalog';
 import type { Feeds } from './feed';
 
-/** Socket.IO namespaces over the same feeds; filters come from the handshake query. */
-export function attachSocketIo(server: http.Server, feeds: Feeds): SocketServer {
+type Guard = (socket: Socket, next: (err?: ExtendedError) => void) => void;
+
+/**
+ * Socket.IO namespaces over the same feeds; filters come from the handshake query. `guard` (authentication,
+ * api/auth/) runs on every connection to every namespace before it joins.
+ */
+export function attachSocketIo(server: http.Server, feeds: Feeds, guard?: Guard): SocketServer {
   const io = new SocketServer(server, { cors: { origin: '*' }, serveClient: false });
   for (const s of STREAMS) {
-    io.of(s.namespace).on('connection', (socket) => {
+    const nsp = io.of(s.namespace);
+    if (guard) nsp.use(guard);
+    nsp.on('connection', (socket) => {
       let match: Predicate;
       try {
         match = s.filter(socket.handshake.query as Query);

@@ -1,0 +1,72 @@
+// The Livy-compatible API behind the main API's authentication: keys and roles as on /api/v1, state
+// changes in the audit trail, and no start on a public address without authentication.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLivy, type RunningLivy } from '../../api/livy/server';
+import { Collections } from '../../lib/mongo';
+import { call, startHarness, type Harness } from '../harness';
+
+const ADMIN_KEY = `livy-admin-${randomBytes(24).toString('hex')}`;
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+let h: Harness;
+let livy: RunningLivy;
+let viewer: string;
+let operator: string;
+
+beforeAll(async () => {
+  h = await startHarness({ worker: false, env: { AUTH_MODE: 'on', AUTH_ADMIN_KEY: ADMIN_KEY } });
+  const make = async (role: string) => {
+    const r = await call(h, 'POST', '/auth/keys', { name: `livy ${role}`, role }, bearer(ADMIN_KEY));
+    expect(r.status).toBe(200);
+    return (r.body as { key: string }).key;
+  };
+  viewer = await make('viewer');
+  operator = await make('operator');
+  livy = await startLivy({ config: h.config, store: h.store, temporal: h.temporal }, { port: 0, host: '127.0.0.1' });
+});
+afterAll(async () => {
+  await livy?.close();
+  await h?.stop();
+});
+
+const livyCall = (method: string, p: string, headers: Record<string, string> = {}, body?: unknown) =>
+  fetch(livy.url + p, {
+    method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+
+describe('the Livy API with authentication on', () => {
+  it('answers 401 without credentials, with a message', async () => {
+    for (const p of ['/sessions', '/batches']) {
+      const res = await livyCall('GET', p);
+      expect(res.status, p).toBe(401);
+      expect(((await res.json()) as { message: string }).message).toMatch(/authentication required/);
+    }
+  });
+
+  it('lets a viewer read and refuses its writes with 403', async () => {
+    const list = await livyCall('GET', '/sessions', bearer(viewer));
+    expect(list.status).toBe(200);
+    expect(await list.json()).toMatchObject({ from: 0, total: 0, sessions: [] });
+    const create = await livyCall('POST', '/sessions', bearer(viewer), { kind: 'pyspark' });
+    expect(create.status).toBe(403);
+  });
+
+  it('lets an operator write (a malformed batch gets past authentication to a 400) and audits it', async () => {
+    const res = await livyCall('POST', '/batches', { 'x-api-key': operator }, { file: 42 });
+    expect(res.status).toBe(400);
+    const records = await h.store.col(Collections.audit).find({ path: '/batches', method: 'POST' }).toArray();
+    expect(records.map((r) => r.status).sort()).toEqual([400]);
+    const refused = await h.store.col(Collections.audit).find({ path: '/sessions', status: 403 }).toArray();
+    expect(refused).toHaveLength(1);
+  });
+
+  it('refuses to start on a public address without authentication', async () => {
+    const off = { ...h.config, AUTH_MODE: 'off' as const };
+    await expect(
+      startLivy({ config: off, store: h.store, temporal: h.temporal }, { port: 0, host: '0.0.0.0' }),
+    ).rejects.toThrow(/0\.0\.0\.0/);
+  });
+});
