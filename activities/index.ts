@@ -5,6 +5,7 @@ import type { Store } from '../lib/mongo';
 import { createAdapterRegistry, type AdapterLookup } from './adapters/registry';
 import { createDriverActivities } from './drivers';
 import { createProjection } from './projection';
+import { createRetentionActivities } from './retention';
 import { createScheduleActivities } from './schedules';
 import { createSqlEngineActivities } from './sql-engines';
 
@@ -25,6 +26,7 @@ export function createActivities({ config, store, adapterFor, temporal }: Activi
     ...createScheduleActivities(temporal),
     ...createDriverActivities(config, adapters, projection),
     ...createSqlEngineActivities(config, adapters),
+    ...createRetentionActivities(config, store),
   };
 }
 export type Activities = ReturnType<typeof createActivities>;

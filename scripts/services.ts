@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { SearchAttr } from '../domain/ids';
 import { ROOT } from '../lib/config';
 
@@ -29,8 +30,12 @@ export interface ServicesOptions {
 export type ServiceRunner = 'dist' | 'tsx';
 
 export function serviceCommand(name: 'api' | 'worker', runner: ServiceRunner): { cmd: string; args: string[] } {
-  if (runner === 'tsx')
-    return { cmd: path.join(ROOT, 'node_modules', '.bin', 'tsx'), args: [path.join(ROOT, name, 'main.ts')] };
+  // tsx's loader inside node itself, not the tsx command (which runs node as its child): a signal to the
+  // pid reaches the service, and a kill -9 leaves no orphan holding the port.
+  if (runner === 'tsx') {
+    const loader = pathToFileURL(path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+    return { cmd: process.execPath, args: ['--import', loader, path.join(ROOT, name, 'main.ts')] };
+  }
   const entry = path.join(ROOT, 'dist', `${name}.js`);
   if (!existsSync(entry)) throw new Error(`${path.relative(ROOT, entry)} is missing: run npm run build`);
   return { cmd: process.execPath, args: ['--enable-source-maps', entry] };
@@ -62,9 +67,13 @@ export function waitForPort(port: number, timeoutMs: number, proc?: ChildProcess
   });
 }
 
-function start(cmd: string, args: string[], logFile: string): ChildProcess {
+/**
+ * Starts a command with stdout and stderr appended to logFile. `detached`: in its own process group, so a
+ * Ctrl-C in the terminal reaches only the parent, which stops its children in order.
+ */
+export function startLogged(cmd: string, args: string[], logFile: string, detached = false): ChildProcess {
   const out = createWriteStream(logFile, { flags: 'a' });
-  const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+  const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env, detached });
   p.stdout?.pipe(out);
   p.stderr?.pipe(out);
   return p;
@@ -82,7 +91,13 @@ export const stopProc = (p: ChildProcess) =>
     p.kill('SIGTERM');
   });
 
-export async function startServices(o: ServicesOptions): Promise<Services> {
+export interface Command {
+  cmd: string;
+  args: string[];
+}
+
+/** The Temporal dev server's and mongo-java-server's command lines; throws if setup.sh has not installed them. */
+export function serverCommands(o: ServicesOptions): { temporal: Command; mongo: Command } {
   for (const d of [o.dataDir, o.logDir]) mkdirSync(d, { recursive: true });
   const temporalBin = path.join(o.stackDir, 'venv', 'bin', 'temporal');
   const cpFile = path.join(o.stackDir, 'mongo-classpath.txt');
@@ -135,7 +150,6 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     );
   }
   if (o.headless) temporalArgs.push('--headless');
-  const temporal = start(temporalBin, temporalArgs, path.join(o.logDir, 'temporal.log'));
 
   const mongoArgs = [
     '-Xmx512m',
@@ -146,7 +160,13 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
     String(o.mongoPort),
   ];
   if (o.persistent) mongoArgs.push(path.join(o.dataDir, 'mongo.mv'));
-  const mongo = start('java', mongoArgs, path.join(o.logDir, 'mongo.log'));
+  return { temporal: { cmd: temporalBin, args: temporalArgs }, mongo: { cmd: 'java', args: mongoArgs } };
+}
+
+export async function startServices(o: ServicesOptions): Promise<Services> {
+  const cmds = serverCommands(o);
+  const temporal = startLogged(cmds.temporal.cmd, cmds.temporal.args, path.join(o.logDir, 'temporal.log'));
+  const mongo = startLogged(cmds.mongo.cmd, cmds.mongo.args, path.join(o.logDir, 'mongo.log'));
 
   const stop = async () => {
     await Promise.all([stopProc(temporal), stopProc(mongo)]);

@@ -1,18 +1,25 @@
 // The whole service on one machine: Temporal dev server (UI on 8233), mongo-java-server, the worker and
-// the API, each a child process; the worker and the API run the compiled JavaScript of `npm run build`.
-// `up` runs in the foreground; Ctrl-C or `down` stops everything it started.
-// Ports and folders: TEMPORAL_PORT, TEMPORAL_UI_PORT, MONGO_PORT, API_PORT, STACK_DIR (see README).
-import { spawn, type ChildProcess } from 'node:child_process';
+// the API, each a child process kept running by scripts/supervise.ts: one that crashes is restarted with
+// backoff and a log line while the others keep running, and Spark drivers (detached, see
+// activities/adapters/local/process.ts) never stop because another process crashed.
+// `up` runs in the foreground; Ctrl-C or `down` stops everything it started, the drivers included.
+// Ports and folders: TEMPORAL_PORT, TEMPORAL_UI_PORT, MONGO_PORT, API_PORT, STACK_DIR (see README);
+// STACK_RUN_DIR (default STACK_DIR) holds data, logs, the pid files of the stack and of each process
+// (pids/<name>); STACK_RUNNER=tsx runs the worker and API from the sources instead of dist/ (tests, chaos).
+import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../lib/config';
-import { killDrivers, serviceCommand, startServices, stopProc, waitForPort } from './services';
+import { killDrivers, serverCommands, serviceCommand, startLogged, waitForPort, type Command } from './services';
+import { supervise, type Supervised } from './supervise';
 
 const env = process.env;
 const stackDir = env.STACK_DIR ?? path.join(ROOT, '.stack');
-const dataDir = env.STACK_DATA_DIR ?? path.join(stackDir, 'data');
-const logDir = path.join(stackDir, 'logs');
-const pidFile = path.join(stackDir, 'stack.pid');
+const runDir = env.STACK_RUN_DIR ?? stackDir;
+const dataDir = env.STACK_DATA_DIR ?? path.join(runDir, 'data');
+const logDir = path.join(runDir, 'logs');
+const pidDir = path.join(runDir, 'pids');
+const pidFile = path.join(runDir, 'stack.pid');
 const ports = {
   temporal: Number(env.TEMPORAL_PORT ?? 7233),
   temporalUi: Number(env.TEMPORAL_UI_PORT ?? 8233),
@@ -20,19 +27,16 @@ const ports = {
   api: Number(env.API_PORT ?? 9888),
 };
 
+const say = (line: string) => console.log(`${new Date().toISOString()} [stack] ${line}`);
+
 async function up() {
   if (existsSync(pidFile)) {
     const pid = Number(readFileSync(pidFile, 'utf8'));
     if (isAlive(pid)) throw new Error(`the stack is already running (pid ${pid}); stop it with: npm run stop`);
   }
-  // Before anything starts: a missing build stops here with its message.
-  const commands = { worker: serviceCommand('worker', 'dist'), api: serviceCommand('api', 'dist') };
-  mkdirSync(logDir, { recursive: true });
-  writeFileSync(pidFile, String(process.pid));
-  console.log(
-    `starting Temporal (:${ports.temporal}, UI :${ports.temporalUi}) and MongoDB-protocol server (:${ports.mongo}); data in ${dataDir}`,
-  );
-  const services = await startServices({
+  // Before anything starts: a missing build or install stops here with its message.
+  const runner = env.STACK_RUNNER === 'tsx' ? 'tsx' : 'dist';
+  const servers = serverCommands({
     stackDir,
     dataDir,
     logDir,
@@ -40,54 +44,86 @@ async function up() {
     temporalUiPort: ports.temporalUi,
     mongoPort: ports.mongo,
     persistent: true,
+    headless: env.STACK_HEADLESS === '1',
   });
+  const commands = { worker: serviceCommand('worker', runner), api: serviceCommand('api', runner) };
+  mkdirSync(pidDir, { recursive: true });
+  writeFileSync(pidFile, String(process.pid));
+  const mongoUrl = `mongodb://127.0.0.1:${ports.mongo}/?directConnection=true`;
   const childEnv = {
     ...env,
     STACK_DIR: stackDir,
-    TEMPORAL_ADDRESS: services.temporalAddress,
-    MONGO_URL: services.mongoUrl,
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
+    MONGO_URL: mongoUrl,
     API_PORT: String(ports.api),
+    // The dev stack listens on loopback only, unless told otherwise.
+    API_HOST: env.API_HOST ?? '127.0.0.1',
+    // The worker's Prometheus metrics (docs/deploy.md#metrics); empty turns them off.
+    WORKER_METRICS_ADDRESS: env.WORKER_METRICS_ADDRESS ?? '127.0.0.1:9464',
   };
-  const run = (name: keyof typeof commands): ChildProcess => {
+
+  const keep = (name: string, c: Command, spawnIt: (c: Command) => ReturnType<typeof startLogged>) =>
+    supervise({
+      name,
+      spawn: () => spawnIt(c),
+      onStart: (p) => writeFileSync(path.join(pidDir, name), String(p.pid ?? '')),
+      log: say,
+    });
+  // Each in its own process group (detached): Ctrl-C reaches only this process, which stops them in order.
+  const server = (c: Command, name: string) => startLogged(c.cmd, c.args, path.join(logDir, `${name}.log`), true);
+  const service = (name: string) => (c: Command) => {
     const out = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
-    const p = spawn(commands[name].cmd, commands[name].args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(c.cmd, c.args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     p.stdout?.pipe(out);
     p.stderr?.pipe(out);
     p.stderr?.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d}`));
-    p.on('exit', (code, sig) => {
-      if (!stopping) {
-        console.error(`${name} exited (${code ?? sig}); see ${path.join(logDir, `${name}.log`)}. Stopping the stack.`);
-        void stop(1);
-      }
-    });
     return p;
   };
-  const worker = run('worker');
-  const api = run('api');
+
+  say(
+    `starting Temporal (:${ports.temporal}, UI :${ports.temporalUi}) and MongoDB-protocol server (:${ports.mongo}); data in ${dataDir}`,
+  );
+  const procs: Supervised[] = [
+    keep('temporal', servers.temporal, (c) => server(c, 'temporal')),
+    keep('mongo', servers.mongo, (c) => server(c, 'mongo')),
+  ];
   let stopping = false;
   const stop = async (code = 0) => {
     if (stopping) return;
     stopping = true;
-    console.log('stopping the stack ...');
-    await Promise.all([stopProc(api), stopProc(worker)]);
-    // Drivers outlive a worker restart by design; stopping the whole stack stops them too. On the next
-    // start, groups replace their instances and jobs retry as their maxRetries allow.
+    say('stopping the stack ...');
+    // API and worker first, then the drivers (a crash never stops them; stopping the stack does), then the servers.
+    const [temporal, mongo, ...services] = procs;
+    await Promise.all(services.map((p) => p.stop()));
     const drivers = await killDrivers(env.DRIVER_DIR ?? path.join(stackDir, 'drivers'));
-    if (drivers) console.log(`stopped ${drivers} Spark drivers`);
-    await services.stop();
+    if (drivers) say(`stopped ${drivers} Spark drivers`);
+    await Promise.all([temporal, mongo].map((p) => p.stop()));
+    rmSync(pidDir, { recursive: true, force: true });
     rmSync(pidFile, { force: true });
     process.exit(code);
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
-  await waitForPort(ports.api, 120_000, api, 'api');
+  try {
+    await Promise.all([
+      waitForPort(ports.temporal, 120_000, undefined, 'temporal dev server'),
+      waitForPort(ports.mongo, 120_000, undefined, 'mongo-java-server'),
+    ]);
+    if (stopping) return;
+    procs.push(keep('worker', commands.worker, service('worker')), keep('api', commands.api, service('api')));
+    await waitForPort(ports.api, 120_000, undefined, 'api');
+  } catch (e) {
+    // The children are in process groups of their own: nothing stops them but this.
+    say(`${(e as Error).message}; see ${logDir}`);
+    return stop(1);
+  }
   console.log(`
   API        http://localhost:${ports.api}/api/v1   (OpenAPI: /api/v1/openapi.json, health: /api/v1/health)
   Streams    SSE /api/v1/job/updates, /api/v1/group/job/result/updates; Socket.IO /jobs, /group-job-results
   Temporal   127.0.0.1:${ports.temporal}             UI: http://localhost:${ports.temporalUi}
-  MongoDB    ${services.mongoUrl}
+  MongoDB    ${mongoUrl}
   Logs       ${logDir}
-  Stop with Ctrl-C or: npm run stop`);
+  A crashed process is restarted (1 s doubling to 30 s); stop with Ctrl-C or: npm run stop`);
 }
 
 const isAlive = (pid: number) => {

@@ -5,3 +5,5 @@ export { jobInstanceWorkflow } from './job-instance';
 export { scheduleWorkflow } from './schedule';
 export { sqlEngineWorkflow } from './sql-engine';
 export { deleteGroupWorkflow, deleteJobWorkflow, driverLogsWorkflow } from './ops';
+export { driverCleanupWorkflow } from './driver-cleanup';
+export { retentionSweepWorkflow } from './retention';

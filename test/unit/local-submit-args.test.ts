@@ -126,13 +126,13 @@ describe('the main resource', () => {
 });
 
 describe('Spark properties', () => {
-  it('the event log goes to the driver folder; jobConfig wins over the memory settings', () => {
+  it('the event log goes to the driver folder; jobConfig wins over the memory settings, not over loopback', () => {
     const conf = localSparkConf(
       spec(
         {},
         {
           memorySettings: { dynamicAllocation: false, driverMemory: '2g', executors: 2 },
-          jobConfig: { 'spark.driver.memory': '3g' },
+          jobConfig: { 'spark.driver.memory': '3g', 'spark.driver.bindAddress': '0.0.0.0' },
         },
       ),
       config,
@@ -143,6 +143,8 @@ describe('Spark properties', () => {
       'spark.executor.instances': '2',
       'spark.driver.memory': '3g',
       'spark.dynamicAllocation.enabled': 'false',
+      'spark.driver.host': '127.0.0.1',
+      'spark.driver.bindAddress': '127.0.0.1',
     });
   });
 });
@@ -173,6 +175,10 @@ describe('sparkSubmitArgs', () => {
       'spark.driver.memory=2g',
       '--conf',
       'spark.dynamicAllocation.enabled=false',
+      '--conf',
+      'spark.driver.host=127.0.0.1',
+      '--conf',
+      'spark.driver.bindAddress=127.0.0.1',
       '--driver-memory',
       '2g',
       '--packages',

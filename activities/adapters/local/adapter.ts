@@ -26,7 +26,7 @@ import { readLineRange } from './logs';
 import { killDriver, spawnDriver, waitUntil } from './process';
 import { pythonFor } from './python-env';
 import { sqlEnginePlan } from './sql-engine';
-import { sparkSubmitArgs, usesPython, type LaunchPlan } from './submit-args';
+import { LOOPBACK_ENV, sparkSubmitArgs, usesPython, type LaunchPlan } from './submit-args';
 
 /** TRINO_HOME may be left out: TRINO engines then fail to launch as not installed. */
 export type LocalAdapterConfig = Pick<
@@ -89,7 +89,8 @@ async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> 
   }
   await writePlanFiles(dir, plan);
   const { argv } = plan;
-  const addedEnv: Record<string, string> = { ...plan.env, ...spec.env };
+  // Loopback last: nothing a driver runs listens beyond this host.
+  const addedEnv: Record<string, string> = { ...plan.env, ...spec.env, ...LOOPBACK_ENV };
   await writeFileAtomic(
     path.join(dir, DRIVER_FILES.command),
     JSON.stringify(

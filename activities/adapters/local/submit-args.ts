@@ -70,8 +70,16 @@ export function localSparkConf(spec: DriverSpec, config: Pick<SubmitConfig, 'DRI
     ).href,
     ...memorySparkConf(spec.spark.memorySettings),
     ...spec.spark.jobConfig,
+    // Whatever the job says: a local driver (its RPC, block manager) listens on loopback only.
+    ...LOOPBACK_CONF,
   };
 }
+
+/** Where a local driver listens. */
+export const LOOPBACK = '127.0.0.1';
+const LOOPBACK_CONF = { 'spark.driver.host': LOOPBACK, 'spark.driver.bindAddress': LOOPBACK };
+/** The environment of a local Spark driver: SPARK_LOCAL_IP puts its UI (which takes no setting) on loopback too. */
+export const LOOPBACK_ENV = { SPARK_LOCAL_IP: LOOPBACK };
 
 /** What launch starts in a driver folder: the command, what it adds to the environment, what it needs there. */
 export interface LaunchPlan {

@@ -1,0 +1,119 @@
+// The retention sweep: what ended more than RETENTION_DAYS ago is removed, so a long-running service keeps
+// a bounded footprint. Removed: finished job records (FINISHED, FAILED, CANCELED) and their uploaded
+// artifacts, finished executions (job instance results), and local driver folders whose process has
+// ended (each folder holds the driver's log and its Spark event log). Never touched: anything still
+// running, groups, schedules and their artifacts. Run hourly by a Temporal Schedule the worker process
+// creates (ensureRetentionSchedule, workflows/retention.ts); each run is idempotent.
+import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import type { Document } from 'mongodb';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { TERMINAL_JOB_STATES } from '../domain/states';
+import type { Config } from '../lib/config';
+import { Collections, type Store } from '../lib/mongo';
+import { DRIVER_FILES, readIntFile } from './adapters/local/driver-files';
+import { groupAlive } from './adapters/local/process';
+
+export type RetentionConfig = Pick<Config, 'RETENTION_DAYS' | 'DRIVER_DIR' | 'ARTIFACT_DIR'>;
+
+export interface RetentionSummary {
+  /** Epoch ms: what ended before it was removed. */
+  cutoff: number;
+  jobs: number;
+  results: number;
+  driverFolders: number;
+  artifactFolders: number;
+}
+
+const DAY_MS = 86_400_000;
+/** Job records removed per batch (each batch one find and one delete). */
+const BATCH = 500;
+/** A name that can only be a folder right under its parent. */
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+export function createRetentionActivities(config: RetentionConfig, store: Store) {
+  return {
+    /** One sweep; `now` for tests. */
+    retentionSweep: (now?: number): Promise<RetentionSummary> => sweep(config, store, now ?? Date.now()),
+  };
+}
+
+export async function sweep(config: RetentionConfig, store: Store, now: number): Promise<RetentionSummary> {
+  const cutoff = now - config.RETENTION_DAYS * DAY_MS;
+  const summary: RetentionSummary = { cutoff, jobs: 0, results: 0, driverFolders: 0, artifactFolders: 0 };
+  const jobs = store.col(Collections.jobs);
+  const old = { state: { $in: [...TERMINAL_JOB_STATES] }, endTime: { $lt: cutoff } };
+  for (;;) {
+    const ids = (
+      await jobs
+        .find(old, { projection: { _id: 1 } })
+        .limit(BATCH)
+        .toArray()
+    ).map((d) => String(d._id));
+    if (!ids.length) break;
+    summary.jobs += (await jobs.deleteMany({ _id: { $in: ids } } as Document)).deletedCount;
+    // A single job's uploads are ARTIFACT_DIR/<jobId> (a group's or schedule's runs have none of their own).
+    for (const id of ids) if (await removeFolder(config.ARTIFACT_DIR, id)) summary.artifactFolders++;
+    if (ids.length < BATCH) break;
+  }
+  summary.results = (await store.col(Collections.results).deleteMany({ endTime: { $lt: cutoff } })).deletedCount;
+  for (const name of await fs.readdir(config.DRIVER_DIR).catch(() => [] as string[])) {
+    const dir = path.join(config.DRIVER_DIR, name);
+    if ((await driverEndedAt(dir)) < cutoff && (await removeFolder(config.DRIVER_DIR, name))) summary.driverFolders++;
+  }
+  return summary;
+}
+
+/**
+ * When a driver folder's process ended: the newest of its exit file, removal marker and log (the folder's
+ * own time if it has none of them); Infinity while its process group is still alive.
+ */
+async function driverEndedAt(dir: string): Promise<number> {
+  const st = await fs.stat(dir).catch(() => undefined);
+  if (!st?.isDirectory()) return Infinity;
+  const pid = await readIntFile(path.join(dir, DRIVER_FILES.pid));
+  if (pid && pid.value > 1 && (await groupAlive(pid.value, dir))) return Infinity;
+  const times = await Promise.all(
+    [DRIVER_FILES.exit, DRIVER_FILES.removed, DRIVER_FILES.log, DRIVER_FILES.pid].map((f) =>
+      fs.stat(path.join(dir, f)).then(
+        (s) => s.mtimeMs,
+        () => 0,
+      ),
+    ),
+  );
+  return Math.max(st.mtimeMs, ...times);
+}
+
+async function removeFolder(parent: string, name: string): Promise<boolean> {
+  if (!SAFE_NAME.test(name)) return false;
+  const dir = path.join(parent, name);
+  if (!(await fs.stat(dir).catch(() => undefined))) return false;
+  await fs.rm(dir, { recursive: true, force: true });
+  return true;
+}
+
+/** Id of the Temporal Schedule that runs the sweep for one task queue. */
+export const retentionScheduleId = (taskQueue: string) => `retention/${taskQueue}`;
+
+/** Creates the hourly Temporal Schedule of the sweep if it does not exist (the worker process calls it at start). */
+export async function ensureRetentionSchedule(temporal: Client, taskQueue: string): Promise<void> {
+  const scheduleId = retentionScheduleId(taskQueue);
+  try {
+    await temporal.schedule.getHandle(scheduleId).describe();
+    return;
+  } catch (e) {
+    if (!(e instanceof ScheduleNotFoundError)) throw e;
+  }
+  try {
+    await temporal.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: '1h' }] },
+      action: { type: 'startWorkflow', workflowType: 'retentionSweepWorkflow', taskQueue, args: [] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+      state: { note: 'removes what ended more than RETENTION_DAYS ago', triggerImmediately: true },
+    });
+  } catch (e) {
+    // Another worker created it first.
+    if (!/already/i.test((e as Error).message ?? '')) throw e;
+  }
+}

@@ -1,0 +1,153 @@
+// `npm run soak`: thousands of single jobs through the k8s adapter against the fake Kubernetes API server
+// (pods Pending 20 ms, Running 200 ms, then Succeeded; artifacts to an S3 served by moto), with the API
+// and the worker each as its own process
+// (as deployed), so each one's memory can be read. Prints the resident set size (RSS) of both at the
+// start, after a warm-up, every SOAK_REPORT_EVERY jobs and at the end: flat memory means no leak per job.
+//
+//   npm run soak        SOAK_JOBS (3000), SOAK_WARMUP (200), SOAK_CONCURRENCY (16), SOAK_REPORT_EVERY (500)
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../lib/config';
+import { connectTemporal } from '../lib/temporal';
+import { stopProc } from '../scripts/services';
+import { startFakeK8s } from '../testkit/fake-k8s';
+import { form, ok, request } from '../testkit/http';
+import { startMoto } from '../testkit/moto';
+import { spawnService, waitForHealth, waitForPoller } from '../testkit/processes';
+import { freePort, startServers } from '../testkit/servers';
+import { printHeader, printJson } from '../testkit/stats';
+import { until } from '../testkit/wait';
+import { defer, envInt, pool, runBench } from './lifecycle';
+import { TINY_PY } from './stack';
+
+const JOBS = envInt('SOAK_JOBS', 3000);
+const WARMUP = envInt('SOAK_WARMUP', 200);
+const CONCURRENCY = envInt('SOAK_CONCURRENCY', 16);
+const REPORT_EVERY = envInt('SOAK_REPORT_EVERY', 500);
+const CLUSTER = 'soak-k8s';
+
+/** Resident set size of a process in MiB (Linux /proc). */
+const rssMiB = (pid: number): number => {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : NaN;
+  } catch {
+    return NaN; // gone
+  }
+};
+
+// The limit allows for a loaded 2-core machine (~100 jobs a minute).
+runBench('soak', 600 + JOBS, async () => {
+  printHeader(`soak — ${JOBS} jobs on the fake k8s API; RSS of the API and worker processes`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'spark-soak-'));
+  if (!process.env.KEEP_BENCH_DIR) defer('temp folder', () => rmSync(dir, { recursive: true, force: true }));
+  const servers = await startServers({ dir, persistent: false });
+  defer('servers', () => servers.stop(), 30_000);
+  const fake = await startFakeK8s({ phases: { pendingMs: 20, runMs: 200 }, maxRecordedRequests: 1000 });
+  defer('fake k8s', () => fake.stop());
+  const moto = await startMoto();
+  defer('moto', () => moto.stop());
+  const keys = { accessKey: 'soak', secretKey: 'soak-secret' };
+  const s3 = new S3Client({
+    endpoint: moto.endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: keys.accessKey, secretAccessKey: keys.secretKey },
+  });
+  await s3.send(new CreateBucketCommand({ Bucket: 'spark' }));
+  s3.destroy();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TEMPORAL_ADDRESS: servers.temporalAddress,
+    MONGO_URL: servers.mongoUrl,
+    MONGO_DB: 'soak',
+    TASK_QUEUE: 'soak',
+    ARTIFACT_DIR: path.join(dir, 'artifacts'),
+    DRIVER_DIR: path.join(dir, 'drivers'),
+    API_PORT: String(await freePort()),
+    API_HOST: '127.0.0.1',
+    LIVY_PORT: String(await freePort()),
+    LOG_LEVEL: 'warn',
+  };
+  const config = loadConfig(env);
+  const temporal = await connectTemporal(config);
+  defer('temporal client', () => temporal.connection.close());
+  const worker = spawnService('worker', 'tsx', env, path.join(dir, 'worker.log'));
+  defer('worker', () => stopProc(worker), 30_000);
+  const api = spawnService('api', 'tsx', env, path.join(dir, 'api.log'));
+  defer('api', () => stopProc(api), 30_000);
+  const url = `http://127.0.0.1:${env.API_PORT}/api/v1`;
+  await Promise.all([
+    waitForPoller(temporal, config, worker, 180_000, path.join(dir, 'worker.log')),
+    waitForHealth(url, api, 180_000, path.join(dir, 'api.log')),
+  ]);
+  const rss: { at: string; jobs: number; api: number; worker: number }[] = [];
+  const sample = (at: string, jobs: number) => {
+    const s = { at, jobs, api: rssMiB(api.pid!), worker: rssMiB(worker.pid!) };
+    rss.push(s);
+    console.log(
+      `  RSS ${at.padEnd(14)} after ${String(jobs).padStart(6)} jobs: API ${s.api} MiB, worker ${s.worker} MiB`,
+    );
+  };
+  sample('start', 0);
+
+  await ok(url, 'POST', '/cluster', {
+    name: CLUSTER,
+    type: 'k8s',
+    url: fake.url,
+    storages: { s3: { sparkBucket: 'spark', endpoint: moto.endpoint, ...keys } },
+    sparkStorage: 's3',
+  });
+  let submitted = 0;
+  let refused = 0;
+  const count = async (states: string) =>
+    Number(
+      (await request(url, 'GET', `/job?jobStates=${states}&clusterNames=${CLUSTER}&size=1`)).body?.totalElements ?? 0,
+    );
+  const run = async (n: number, label: string) => {
+    const target = submitted + n;
+    await pool(
+      CONCURRENCY,
+      () => submitted < target,
+      async () => {
+        const i = submitted++;
+        const r = await request(
+          url,
+          'POST',
+          '/job/submit',
+          form(
+            { name: `soak-${i}`, language: 'PYTHON', jobClass: 'tiny', clusterName: CLUSTER },
+            { pyFiles: [TINY_PY] },
+          ),
+        ).catch((e: Error) => ({ status: 0, body: { message: e.message } }));
+        if (r.status !== 200 && refused++ === 0)
+          console.log(`  first refusal: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+        if ((i + 1) % REPORT_EVERY === 0 && label === 'soak') sample('during', i + 1);
+      },
+    );
+    await until(
+      `${label} jobs ended`,
+      async () => (await count('FINISHED,FAILED,CANCELED')) >= submitted - refused,
+      600_000,
+      500,
+    );
+  };
+  await run(WARMUP, 'warm-up');
+  sample('after warm-up', submitted);
+  await run(JOBS, 'soak');
+  // A moment for the last events and timers to settle.
+  await new Promise((r) => setTimeout(r, 5_000));
+  sample('end', submitted);
+
+  const base = rss.find((s) => s.at === 'after warm-up')!;
+  const end = rss[rss.length - 1];
+  const growth = (a: number, b: number) =>
+    `${b - a >= 0 ? '+' : ''}${b - a} MiB (${(((b - a) / a) * 100).toFixed(0)} %)`;
+  console.log(`
+  jobs          ${submitted} submitted, ${refused} refused, ${await count('FINISHED')} FINISHED, ${await count('FAILED,CANCELED')} failed
+  API RSS       start ${rss[0].api} MiB, after warm-up ${base.api} MiB, end ${end.api} MiB: ${growth(base.api, end.api)} over ${JOBS} jobs
+  worker RSS    start ${rss[0].worker} MiB, after warm-up ${base.worker} MiB, end ${end.worker} MiB: ${growth(base.worker, end.worker)} over ${JOBS} jobs`);
+  printJson('soak', { jobs: JOBS, refused, rss });
+});

@@ -1,0 +1,140 @@
+// The retention sweep against a real MongoDB-protocol server, real driver folders (one with a live process)
+// and a real Temporal server: run as its workflow on the harness's worker, it removes what ended more than
+// RETENTION_DAYS ago and nothing else; the worker's Temporal Schedule for it is created once.
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Document } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureRetentionSchedule, retentionScheduleId, type RetentionSummary } from '../../activities/retention';
+import { killDriver, spawnDriver, waitUntil } from '../../activities/adapters/local/process';
+import { Collections } from '../../lib/mongo';
+import { call, startHarness, type Harness } from '../harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ env: { RETENTION_DAYS: '7' } });
+});
+afterAll(async () => h?.stop());
+
+const DAY = 86_400_000;
+const now = Date.now();
+const id = (what: string) => `${what}-${randomUUID().slice(0, 8)}`;
+
+/** A driver folder whose files all date from `at`. */
+function driverFolder(name: string, at: number, files: Record<string, string>): string {
+  const dir = path.join(h.config.DRIVER_DIR, name);
+  mkdirSync(path.join(dir, 'eventlog'), { recursive: true });
+  writeFileSync(path.join(dir, 'eventlog', 'local-1700000000000'), '{}\n');
+  for (const [f, content] of Object.entries(files)) writeFileSync(path.join(dir, f), content);
+  for (const f of [...Object.keys(files), 'eventlog', '.']) utimesSync(path.join(dir, f), at / 1000, at / 1000);
+  return dir;
+}
+
+const job = (jobId: string, state: string, endTime?: number) => ({
+  _id: jobId,
+  jobId,
+  jobName: jobId,
+  jobType: 'SINGLE',
+  state,
+  submitTime: now - 30 * DAY,
+  ...(endTime && { endTime }),
+});
+
+describe('retention sweep', () => {
+  it('removes finished jobs, executions and ended driver folders older than RETENTION_DAYS, and nothing else', async () => {
+    const jobs = {
+      oldFinished: id('old-finished'),
+      oldFailed: id('old-failed'),
+      recentFinished: id('recent-finished'),
+      oldRunning: id('old-running'),
+    };
+    await h.store
+      .col(Collections.jobs)
+      .insertMany([
+        job(jobs.oldFinished, 'FINISHED', now - 8 * DAY),
+        job(jobs.oldFailed, 'FAILED', now - 9 * DAY),
+        job(jobs.recentFinished, 'FINISHED', now - 6 * DAY),
+        job(jobs.oldRunning, 'BUSY'),
+      ] as Document[]);
+    for (const j of [jobs.oldFinished, jobs.recentFinished])
+      mkdirSync(path.join(h.config.ARTIFACT_DIR, j, 'pyFiles'), { recursive: true });
+    const results = { old: id('res-old'), recent: id('res-recent'), open: id('res-open') };
+    await h.store.col(Collections.results).insertMany([
+      { _id: results.old, jobInstanceId: results.old, groupId: 'g', endTime: now - 8 * DAY },
+      { _id: results.recent, jobInstanceId: results.recent, groupId: 'g', endTime: now - DAY },
+      { _id: results.open, jobInstanceId: results.open, groupId: 'g' },
+    ] as Document[]);
+
+    const folders = {
+      oldEnded: driverFolder(id('old-ended'), now - 8 * DAY, { exit: '0\n', 'driver.log': 'done\n' }),
+      oldRemoved: driverFolder(id('old-removed'), now - 10 * DAY, { removed: 'x\n', 'driver.log': '' }),
+      recentEnded: driverFolder(id('recent-ended'), now - 2 * DAY, { exit: '1\n', 'driver.log': '' }),
+      live: path.join(h.config.DRIVER_DIR, id('live')),
+    };
+    // A driver still running, whose files look old: its process group keeps it.
+    mkdirSync(folders.live, { recursive: true });
+    expect(await spawnDriver(folders.live, ['sleep', '120'], process.env, path.join(folders.live, 'driver.log'))).toBe(
+      undefined,
+    );
+    expect(await waitUntil(() => existsSync(path.join(folders.live, 'pid')), 5_000)).toBe(true);
+    const livePid = Number(readFileSync(path.join(folders.live, 'pid'), 'utf8'));
+    for (const f of ['pid', 'driver.log', '.'])
+      utimesSync(path.join(folders.live, f), (now - 20 * DAY) / 1000, (now - 20 * DAY) / 1000);
+
+    try {
+      const summary: RetentionSummary = await h.temporal.workflow.execute('retentionSweepWorkflow', {
+        taskQueue: h.config.TASK_QUEUE,
+        workflowId: id('retention-test'),
+        args: [],
+      });
+      expect(summary).toMatchObject({ jobs: 2, results: 1, driverFolders: 2, artifactFolders: 1 });
+      expect(summary.cutoff).toBeGreaterThan(now - 7 * DAY - 60_000);
+
+      const left = async (col: 'jobs' | 'results', ids: string[]) =>
+        (
+          await h.store
+            .col(Collections[col])
+            .find({ _id: { $in: ids } } as Document)
+            .toArray()
+        ).map((d) => d._id);
+      expect((await left('jobs', Object.values(jobs))).sort()).toEqual([jobs.recentFinished, jobs.oldRunning].sort());
+      expect((await left('results', Object.values(results))).sort()).toEqual([results.recent, results.open].sort());
+      expect((await call(h, 'GET', `/job/${jobs.oldFinished}`)).status).toBe(404);
+      expect(existsSync(path.join(h.config.ARTIFACT_DIR, jobs.oldFinished))).toBe(false);
+      expect(existsSync(path.join(h.config.ARTIFACT_DIR, jobs.recentFinished))).toBe(true);
+      expect(existsSync(folders.oldEnded)).toBe(false);
+      expect(existsSync(folders.oldRemoved)).toBe(false);
+      expect(existsSync(folders.recentEnded)).toBe(true);
+      expect(existsSync(path.join(folders.live, 'pid'))).toBe(true);
+
+      // A second sweep finds nothing more.
+      const again: RetentionSummary = await h.temporal.workflow.execute('retentionSweepWorkflow', {
+        taskQueue: h.config.TASK_QUEUE,
+        workflowId: id('retention-test'),
+        args: [],
+      });
+      expect(again).toMatchObject({ jobs: 0, results: 0, driverFolders: 0, artifactFolders: 0 });
+    } finally {
+      await killDriver(livePid, folders.live);
+    }
+  });
+
+  it('has the worker create its hourly Temporal Schedule once', async () => {
+    const queue = h.config.TASK_QUEUE;
+    await ensureRetentionSchedule(h.temporal, queue);
+    await ensureRetentionSchedule(h.temporal, queue);
+    const handle = h.temporal.schedule.getHandle(retentionScheduleId(queue));
+    try {
+      const d = await handle.describe();
+      expect(d.action).toMatchObject({
+        type: 'startWorkflow',
+        workflowType: 'retentionSweepWorkflow',
+        taskQueue: queue,
+      });
+      expect(d.spec.intervals?.[0]?.every).toBe(3_600_000);
+    } finally {
+      await handle.delete();
+    }
+  });
+});
