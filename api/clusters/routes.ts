@@ -4,6 +4,7 @@ import { Cluster } from '../../domain/resources';
 import type { ApiDeps } from '../deps';
 import { IdResponse, PageOf } from '../resources';
 import { LIST_QUERY, route } from '../routing';
+import { createNamespace, NamespaceCreate } from './namespace';
 import { ClusterCreate, ClusterUpdate } from './schemas';
 import { clusterNames, createCluster, deleteCluster, getCluster, listClusters, updateCluster } from './service';
 
@@ -36,6 +37,15 @@ export const clusterRoutes = (deps: ApiDeps) => [
     summary: 'Names of all clusters',
     response: z.object({ names: z.array(z.string()) }),
     handler: () => clusterNames(deps),
+  }),
+  route({
+    method: 'post',
+    path: '/cluster/namespace',
+    tag: 'clusters',
+    summary: 'Create a namespace on a k8s cluster (clusterName, else the only k8s cluster)',
+    body: { kind: 'json', schema: NamespaceCreate },
+    errors: [400, 404, 409],
+    handler: ({ body }) => createNamespace(deps, body),
   }),
   route({
     method: 'get',

@@ -1,0 +1,177 @@
+// The Livy-compatible REST API (Apache Livy 0.8's paths and shapes) as a Koa app of its own, served on
+// LIVY_PORT by server.ts: batches are single jobs, sessions CODE groups of scale 1, statements executions.
+// Middlewares in `before` (authentication) run ahead of every route. Errors are {message} (and Livy's
+// {msg}): 400 for a malformed request, 404 for an unknown id, 409 for a state that refuses the call.
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import http from 'node:http';
+import { z } from 'zod';
+import { logger } from '../../lib/log';
+import type { ApiDeps } from '../deps';
+import { badRequest, toHttp, zodMessage } from '../errors';
+import { batchLog, batchStateOf, createBatch, deleteBatch, getBatch, listBatches } from './batches';
+import { BatchCreate, SessionCreate, StatementCreate } from './schemas';
+import {
+  cancelStatement,
+  createSession,
+  deleteSession,
+  getSession,
+  getStatement,
+  listSessions,
+  listStatements,
+  runStatement,
+  sessionLog,
+  sessionStateOf,
+} from './sessions';
+
+const log = logger('livy');
+
+/** What GET /version reports: the Livy release whose REST API this one follows. */
+export const LIVY_VERSION = '0.8.0-incubating';
+
+export interface LivyAppOptions {
+  /** Run before every route, in order (e.g. authentication). */
+  before?: Middleware[];
+}
+
+type Query = Record<string, string | string[] | undefined>;
+
+/** An optional integer query parameter (Livy's from and size). */
+function intQuery(q: Query, name: string): number | undefined {
+  const v = q[name];
+  if (v === undefined || v === '') return undefined;
+  if (typeof v !== 'string' || !/^-?\d{1,9}$/.test(v)) throw badRequest(`${name}: must be a whole number`);
+  return Number(v);
+}
+
+/** Paging of the lists: from (default 0) and size (default 100), both at least 0. */
+function paging(q: Query): [number, number] {
+  const from = intQuery(q, 'from') ?? 0;
+  const size = intQuery(q, 'size') ?? 100;
+  if (from < 0 || size < 0) throw badRequest('from and size must be at least 0');
+  return [from, Math.min(size, 1000)];
+}
+
+/** The JSON body parsed by `schema`; a missing body reads as {}. */
+function bodyOf<S extends z.ZodType>(ctx: Koa.Context, schema: S): z.infer<S> {
+  const raw = (ctx.request as { body?: unknown }).body ?? {};
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw badRequest('the body must be a JSON object');
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw badRequest(zodMessage(parsed.error));
+  return parsed.data;
+}
+
+function routes(deps: ApiDeps): Router {
+  const r = new Router({ methods: [...http.METHODS] });
+  const created = (ctx: Koa.Context, location: string, body: unknown) => {
+    ctx.status = 201;
+    ctx.set('Location', location);
+    ctx.body = body;
+  };
+
+  r.get('/version', (ctx) => {
+    ctx.body = { version: LIVY_VERSION, user: null, revision: null, branch: null, date: null, url: null };
+  });
+
+  r.get('/sessions', async (ctx) => {
+    ctx.body = await listSessions(deps, ...paging(ctx.query));
+  });
+  r.post('/sessions', async (ctx) => {
+    const s = await createSession(deps, bodyOf(ctx, SessionCreate));
+    created(ctx, `/sessions/${s.id}`, s);
+  });
+  r.get('/sessions/:id', async (ctx) => {
+    ctx.body = await getSession(deps, ctx.params.id);
+  });
+  r.delete('/sessions/:id', async (ctx) => {
+    ctx.body = await deleteSession(deps, ctx.params.id);
+  });
+  r.get('/sessions/:id/state', async (ctx) => {
+    ctx.body = await sessionStateOf(deps, ctx.params.id);
+  });
+  r.get('/sessions/:id/log', async (ctx) => {
+    ctx.body = await sessionLog(deps, ctx.params.id, intQuery(ctx.query, 'from'), intQuery(ctx.query, 'size'));
+  });
+  r.get('/sessions/:id/statements', async (ctx) => {
+    ctx.body = await listStatements(deps, ctx.params.id);
+  });
+  r.post('/sessions/:id/statements', async (ctx) => {
+    const st = await runStatement(deps, ctx.params.id, bodyOf(ctx, StatementCreate));
+    created(ctx, `/sessions/${ctx.params.id}/statements/${st.id}`, st);
+  });
+  r.get('/sessions/:id/statements/:statementId', async (ctx) => {
+    ctx.body = await getStatement(deps, ctx.params.id, ctx.params.statementId);
+  });
+  r.post('/sessions/:id/statements/:statementId/cancel', async (ctx) => {
+    ctx.body = await cancelStatement(deps, ctx.params.id, ctx.params.statementId);
+  });
+
+  r.get('/batches', async (ctx) => {
+    ctx.body = await listBatches(deps, ...paging(ctx.query));
+  });
+  r.post('/batches', async (ctx) => {
+    const b = await createBatch(deps, bodyOf(ctx, BatchCreate));
+    created(ctx, `/batches/${b.id}`, b);
+  });
+  r.get('/batches/:id', async (ctx) => {
+    ctx.body = await getBatch(deps, ctx.params.id);
+  });
+  r.delete('/batches/:id', async (ctx) => {
+    ctx.body = await deleteBatch(deps, ctx.params.id);
+  });
+  r.get('/batches/:id/state', async (ctx) => {
+    ctx.body = await batchStateOf(deps, ctx.params.id);
+  });
+  r.get('/batches/:id/log', async (ctx) => {
+    ctx.body = await batchLog(deps, ctx.params.id, intQuery(ctx.query, 'from'), intQuery(ctx.query, 'size'));
+  });
+  return r;
+}
+
+export function createLivyApp(deps: ApiDeps, opts: LivyAppOptions = {}): Koa {
+  const app = new Koa();
+  app.silent = true;
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { message: `no such path: ${ctx.method} ${ctx.path}` };
+      } else if (ctx.status === 405 && ctx.body === undefined) {
+        ctx.status = 405;
+        ctx.body = { message: `${ctx.method} is not a method of ${ctx.path}; it takes ${ctx.response.get('Allow')}` };
+      }
+    } catch (err) {
+      const { status, message, expose } =
+        err instanceof z.ZodError ? { status: 400, message: zodMessage(err), expose: true } : toHttp(err);
+      ctx.status = status;
+      ctx.body = { message };
+      if (!expose) log.error('request failed', { method: ctx.method, path: ctx.path, err });
+    }
+    // Livy's own clients read `msg`.
+    const b = ctx.body as { message?: unknown; msg?: unknown } | undefined;
+    if (ctx.status >= 400 && b && typeof b === 'object' && typeof b.message === 'string') b.msg = b.message;
+  });
+  for (const m of opts.before ?? []) app.use(m);
+  app.use(
+    koaBody({
+      json: true,
+      multipart: false,
+      urlencoded: false,
+      jsonLimit: '5mb',
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+      onError: (err) => {
+        throw Object.assign(new Error(`cannot parse the request body: ${err.message}`), { status: 400 });
+      },
+    }),
+  );
+  const router = routes(deps);
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  app.on('error', (err: Error & { code?: string }) => {
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
+    log.error('server error', { err });
+  });
+  return app;
+}
