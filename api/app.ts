@@ -1,4 +1,5 @@
-// The Koa application: one error middleware, body parsing, one router per resource under /api/v1.
+// The Koa application: the audit trail, one error middleware, authentication (api/auth/), body parsing, one
+// router per resource under /api/v1.
 // server.ts binds it to a port together with the Socket.IO streams.
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -7,15 +8,23 @@ import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { logger } from '../lib/log';
+import { auditRoutes } from './audit/routes';
+import { auditTrail } from './audit/trail';
+import { authenticate } from './auth/authenticate';
+import { withSecurity } from './auth/openapi';
+import { apiRoleFor } from './auth/roles';
+import { authRoutes } from './auth/routes';
 import { clusterRoutes } from './clusters/routes';
 import type { ApiDeps } from './deps';
 import { toHttp } from './errors';
 import { groupRoutes } from './groups/routes';
 import { healthRoutes } from './health/routes';
 import { jobRoutes } from './jobs/routes';
+import { metricsEndpoint } from './metrics';
 import { API_PREFIX, mount, openApiDocument, type RouteDef } from './routing';
 import { scheduleRoutes } from './schedules/routes';
 import { sqlRoutes } from './sql/routes';
+import { requestSpans } from './tracing';
 import { createFeeds } from './streams/feed';
 import { streamRoutes } from './streams/routes';
 
@@ -35,6 +44,8 @@ export function allRoutes(deps: ApiDeps): RouteDef[] {
     ...groupRoutes(deps),
     ...scheduleRoutes(deps),
     ...sqlRoutes(deps),
+    ...authRoutes(deps),
+    ...auditRoutes(deps),
   ];
 }
 
@@ -43,6 +54,14 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   const uploadDir = path.join(deps.config.STACK_DIR, 'uploads');
   mkdirSync(uploadDir, { recursive: true });
 
+  // With tracing on (lib/tracing.ts), a span per request encloses everything below.
+  if (deps.config.OTEL_EXPORTER_OTLP_ENDPOINT) app.use(requestSpans());
+  deps.feeds ??= createFeeds(deps.store);
+  const metrics = metricsEndpoint(deps.store, deps.feeds);
+  app.use(metrics.timing);
+
+  // Before the error middleware, so each record has the status the client saw, 401 and 403 included.
+  app.use(auditTrail(deps.store));
   app.use(async (ctx, next) => {
     try {
       await next();
@@ -60,6 +79,10 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
       if (!expose) log.error('request failed', { method: ctx.method, path: ctx.path, err });
     }
   });
+
+  // Before the body is read: an unknown caller's upload is never stored. Roles: the table in auth/roles.ts.
+  app.use(authenticate(deps, apiRoleFor, API_PREFIX));
+  app.use(metrics.serve);
 
   app.use(
     koaBody({
@@ -86,7 +109,7 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   // Every method is "implemented": an unknown one on a known path answers 405 with Allow, not 501.
   const router = new Router({ prefix: API_PREFIX, methods: [...http.METHODS] });
   mount(router, routes);
-  const doc = openApiDocument(routes);
+  const doc = withSecurity(openApiDocument(routes), apiRoleFor);
   router.get('/openapi.json', (ctx) => {
     ctx.body = doc;
   });

@@ -1,8 +1,10 @@
-// Entry point of the API process: connects to MongoDB and Temporal, then serves on API_PORT.
+// Entry point of the API process: connects to MongoDB and Temporal, then serves on API_PORT, and the
+// Livy-compatible API on LIVY_PORT.
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/log';
 import { connectStore, prepareStore } from '../lib/mongo';
 import { connectTemporal } from '../lib/temporal';
+import { startLivy } from './livy/server';
 import { startApi } from './server';
 
 const log = logger('api');
@@ -14,9 +16,12 @@ async function main() {
   const temporal = await connectTemporal(config);
   const api = await startApi({ config, store, temporal });
   log.info('listening', { port: config.API_PORT, docs: `/api/v1/openapi.json` });
+  const livy = await startLivy(api.deps);
+  log.info('livy listening', { port: config.LIVY_PORT });
 
   const shutdown = async () => {
     log.info('shutting down');
+    await livy.close();
     await api.close();
     await temporal.connection.close();
     await store.close();

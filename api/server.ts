@@ -5,8 +5,11 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../lib/config';
+import { startTracing } from '../lib/tracing';
 import type { Store } from '../lib/mongo';
 import { createApp } from './app';
+import { socketAuth } from './auth/authenticate';
+import { checkAuthSetup } from './auth/startup';
 import type { ApiDeps } from './deps';
 import { API_PREFIX } from './routing';
 import { createSqlRuntime } from './sql/execute/runtime';
@@ -38,11 +41,14 @@ const urlHost = (host: string) =>
 
 export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const { config, store, temporal } = opts;
+  const host = opts.host ?? config.API_HOST;
+  // Refuses a public address without authentication, before anything is started.
+  await checkAuthSetup(config, store, host);
+  startTracing(config, 'api');
   const feeds = createFeeds(store);
   const deps: ApiDeps = { config, store, temporal, feeds, sql: createSqlRuntime(config, temporal, store) };
   const server = http.createServer(createApp(deps).callback());
-  const io = attachSocketIo(server, feeds);
-  const host = opts.host ?? config.API_HOST;
+  const io = attachSocketIo(server, feeds, socketAuth(deps));
   server.listen(opts.port ?? config.API_PORT, host);
   await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);
   const url = `http://${urlHost(host)}:${(server.address() as AddressInfo).port}${API_PREFIX}`;

@@ -37,6 +37,8 @@ export const Job = z.object({
   appId: z.string().optional(),
   state: z.enum(JOB_STATES),
   error: z.string().optional(),
+  /** A driver that could not be removed yet (its cluster did not answer); removal goes on in the background. */
+  cleanup: z.string().optional(),
   submitTime: z.number().int(),
   startTime: z.number().int().optional(),
   endTime: z.number().int().optional(),
@@ -80,6 +82,8 @@ export const Group = z.object({
   autoPause: z.boolean(),
   /** True while paused on request (POST /group/{id}/pause): no drivers, no executions, until resumed. */
   paused: z.boolean().optional(),
+  /** Why the group stopped replacing drivers that fail before READY (a crash loop); cleared on rescale, update, restart. */
+  error: z.string().optional(),
   jobs: z.array(Job),
 });
 export type Group = z.infer<typeof Group>;
@@ -160,6 +164,10 @@ export const Cluster = z.object({
   clientKeyPassphrase: z.string().optional(),
   username: z.string().optional(),
   password: z.string().optional(),
+  /** k8s: bearer token (masked). */
+  token: z.string().optional(),
+  /** k8s: the Temporal frontend as the cluster's pods reach it. */
+  temporalAddress: z.string().optional(),
   resourceQuota: z.record(z.string(), z.string()).optional(),
   limitRange: z.record(z.string(), z.record(z.string(), z.string())).optional(),
   createdTime: z.number().int(),

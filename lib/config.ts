@@ -17,7 +17,27 @@ const schema = z.object({
   DRIVER_DIR: z.string().optional(),
   /** HTTP port of the API. */
   API_PORT: z.coerce.number().int().min(0).max(65535).default(9888),
-  API_HOST: z.string().default('0.0.0.0'),
+  /** Address the API binds. Loopback by default; any other address needs AUTH_MODE=on (see api/auth/binding.ts). */
+  API_HOST: z.string().default('127.0.0.1'),
+  /** off: every call is anonymous with every role (loopback only); on: API keys and/or OIDC tokens required. */
+  AUTH_MODE: z.enum(['off', 'on']).default('off'),
+  /** Bootstrap admin API key (at least 32 characters), stored hashed as key id `bootstrap` at start-up. */
+  AUTH_ADMIN_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** OIDC issuer whose bearer tokens (JWTs) are accepted; unset: API keys only. */
+  OIDC_ISSUER: z.string().url().optional(),
+  /** Required `aud` of tokens; unset: not checked. */
+  OIDC_AUDIENCE: z.string().optional(),
+  /** JWKS of the issuer; unset: `jwks_uri` of $OIDC_ISSUER/.well-known/openid-configuration. */
+  OIDC_JWKS_URL: z.string().url().optional(),
+  /** Claim holding the role (a string or a list; dots reach into objects, e.g. realm_access.roles). */
+  OIDC_ROLE_CLAIM: z.string().default('roles'),
+  /** Claim values mapped to roles, `group=role;group2=role2`; a value named like a role always counts as it. */
+  OIDC_ROLE_MAP: z.string().default(''),
+  /** Port and address of the Livy-compatible API (api/livy/); Livy's own port by default. */
+  LIVY_PORT: z.coerce.number().int().min(0).max(65535).default(8998),
+  LIVY_HOST: z.string().default('127.0.0.1'),
+  /** Folders (comma-separated) whose files Livy batches and sessions may name as local paths; empty: none. */
+  LIVY_LOCAL_DIRS: z.string().default(''),
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   /** Task queue of the TypeScript worker (workflows and cluster-adapter activities). */
@@ -60,6 +80,12 @@ const schema = z.object({
   /** How often the watch activities poll a driver's state. */
   WATCH_INTERVAL_MS: z.coerce.number().int().min(10).default(500),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** host:port where the worker serves Prometheus metrics (/metrics); empty: none. The dev stack sets 127.0.0.1:9464. */
+  WORKER_METRICS_ADDRESS: z.string().default(''),
+  /** OTLP/HTTP endpoint traces are exported to (e.g. http://collector:4318); empty: no tracing. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().default(''),
+  /** Service name on exported spans; each process appends its role (-api, -worker). */
+  OTEL_SERVICE_NAME: z.string().default('spark-orchestrator'),
   /** An SQL engine with no statement for this long stops itself (Kyuubi's engine idle timeout). */
   SQL_ENGINE_IDLE_MS: z.coerce
     .number()
@@ -76,8 +102,27 @@ const schema = z.object({
     .int()
     .min(100)
     .default(15 * 60_000),
+  /**
+   * Days after which the retention sweep removes what has ended: local driver folders (with their Spark
+   * event logs), finished executions, and finished job records with their uploaded artifacts.
+   */
+  RETENTION_DAYS: z.coerce.number().positive().default(7),
   /** Sessions each API process keeps open per engine; more concurrent statements queue for one. */
   SQL_SESSIONS_PER_ENGINE: z.coerce.number().int().min(1).max(256).default(16),
+  /** A driver launch (or start) that has not succeeded within this long fails the attempt. */
+  LAUNCH_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(10 * 60_000),
+  /** How long a group execution waits for a ready instance before answering 409 (longer than a driver's start). */
+  EXECUTE_WAIT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** After this many consecutive drivers of a group failing before READY, the group stops replacing them. */
+  CRASH_LOOP_LIMIT: z.coerce.number().int().min(1).default(5),
+  /** First delay before replacing a driver that failed before READY; doubles with each further failure. */
+  CRASH_BACKOFF_MS: z.coerce.number().int().min(0).default(2_000),
+  /** Largest delay between replacements of failing drivers. */
+  CRASH_BACKOFF_MAX_MS: z.coerce.number().int().min(0).default(60_000),
 });
 
 export type Config = z.infer<typeof schema> & {

@@ -3,13 +3,24 @@
 //           for log collectors; the images and the Helm chart set it.
 //   human — `time LEVEL [component] msg key=value ...`, for a terminal (the default, the dev stack).
 // Values under secret-bearing keys, and passwords inside URLs, are never printed, in either format.
+// A line written inside a traced request or activity carries the trace's id (`traceId`, lib/tracing.ts).
+import { isSpanContextValid, trace } from '@opentelemetry/api';
+
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
 export type Level = keyof typeof LEVELS;
 export type LogFormat = 'json' | 'human';
 export type LogFields = Record<string, unknown>;
 
 /** Ids that tie a line to a job, group, schedule, execution, cluster or driver: always first after msg. */
-export const ID_FIELDS = ['jobId', 'groupId', 'scheduleId', 'jobInstanceId', 'clusterName', 'driverId'] as const;
+export const ID_FIELDS = [
+  'jobId',
+  'groupId',
+  'scheduleId',
+  'jobInstanceId',
+  'clusterName',
+  'driverId',
+  'traceId',
+] as const;
 const CORE_KEYS = new Set(['time', 'level', 'component', 'msg']);
 
 const REDACTED = '***';
@@ -152,11 +163,19 @@ export function formatHuman(time: Date, level: Level, component: string, msg: st
   return [parts.join(' '), ...stacks].join('\n');
 }
 
+/** The trace id of the active span (lib/tracing.ts), when tracing is on and a span is active. */
+function traceIdNow(): string | undefined {
+  const ctx = trace.getActiveSpan()?.spanContext();
+  return ctx && isSpanContextValid(ctx) ? ctx.traceId : undefined;
+}
+
 function emit(level: Level, component: string, msg: string, fields?: LogFields): void {
   if (LEVELS[level] < threshold) return;
   let line: string;
   try {
-    line = (format === 'json' ? formatJson : formatHuman)(new Date(), level, component, msg, fields ?? {});
+    const traceId = traceIdNow();
+    const all = traceId ? { ...fields, traceId } : (fields ?? {});
+    line = (format === 'json' ? formatJson : formatHuman)(new Date(), level, component, msg, all);
   } catch (e) {
     // A log call must never throw into the code that made it.
     line = JSON.stringify({

@@ -19,6 +19,12 @@ export const Collections = {
   sqlEngines: 'sqlEngines',
   /** Name reservations of groups and schedules (`group:<name>`), owned by the API, so two creates of one name cannot both win. */
   names: 'names',
+  /** Integer ids of the Livy API (api/livy/): counters, sessions → groups, statements → executions, batches → jobs. */
+  livy: 'livyIds',
+  /** API keys (a SHA-256 of each key, never the key), owned by the API (api/auth/keys.ts). */
+  apiKeys: 'apiKeys',
+  /** Audit trail of state-changing calls, written by the API (api/audit/). */
+  audit: 'audit',
 } as const;
 
 export interface Store {
@@ -56,6 +62,11 @@ export async function prepareStore(store: Store): Promise<void> {
     col(Collections.notebooks).createIndex({ name: 1 }),
     col(Collections.sqlHistory).createIndex({ creationTime: -1 }),
     col(Collections.sqlHistory).createIndex({ clusterId: 1 }),
+    col(Collections.livy).createIndex({ type: 1, id: 1 }),
+    col(Collections.livy).createIndex({ sessionId: 1 }),
+    col(Collections.apiKeys).createIndex({ hash: 1 }, { unique: true }),
+    col(Collections.audit).createIndex({ time: -1 }),
+    col(Collections.audit).createIndex({ principal: 1 }),
   ]);
   const now = Date.now();
   try {

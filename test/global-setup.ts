@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ROOT } from '../lib/config';
 import { killDrivers, startServers } from '../testkit/servers';
-import { WORKFLOWS_PATH } from '../worker/worker';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../worker/worker';
 
 interface Shared {
   temporalAddress: string;
@@ -36,6 +36,7 @@ async function start(): Promise<Shared> {
     }),
     bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
+      workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
       logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
     }),
   ]);

@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/log';
 import { connectStore, prepareStore } from '../lib/mongo';
+import { connectTemporal } from '../lib/temporal';
+import { ensureRetentionSchedule } from '../activities/retention';
 import { createWorker } from './worker';
 
 const log = logger('worker');
@@ -16,11 +18,25 @@ const PREBUILT_BUNDLE = fileURLToPath(new URL('./workflow-bundle.js', import.met
 async function main() {
   const config = loadConfig();
   // The SDK's own log lines (worker state changes) at the service's level, warnings by default at info.
-  Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
+  // With WORKER_METRICS_ADDRESS, the SDK serves its worker metrics and the adapters' call latencies
+  // (activities/adapters/timed.ts) in Prometheus format at http://<address>/metrics.
+  Runtime.install({
+    logger: new DefaultLogger(config.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN'),
+    ...(config.WORKER_METRICS_ADDRESS
+      ? {
+          telemetryOptions: {
+            metrics: { prometheus: { bindAddress: config.WORKER_METRICS_ADDRESS, useSecondsForDurations: true } },
+          },
+        }
+      : {}),
+  });
   const store = await connectStore(config);
   await prepareStore(store);
   const bundle = existsSync(PREBUILT_BUNDLE) ? { codePath: PREBUILT_BUNDLE } : undefined;
   const { worker, run } = await createWorker(config, store, { bundle });
+  // The hourly retention sweep (RETENTION_DAYS): a Temporal Schedule, created once by whichever worker comes first.
+  const temporal = await connectTemporal(config);
+  await ensureRetentionSchedule(temporal, config.TASK_QUEUE).finally(() => temporal.connection.close());
   // run() resolves after shutdown(); the SDK installs SIGTERM/SIGINT handlers that call it.
   log.info('polling', {
     taskQueue: worker.options.taskQueue,

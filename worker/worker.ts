@@ -9,18 +9,38 @@ import {
   type WorkflowBundleOption,
   type WorkerOptions as TemporalWorkerOptions,
 } from '@temporalio/worker';
-import type { ClusterAdapter } from '../domain/driver';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
+import type { ClusterAdapter } from '../domain/driver';
 import type { Config } from '../lib/config';
 import type { Store } from '../lib/mongo';
+import { clientInterceptors } from '../lib/temporal';
+import { startTracing } from '../lib/tracing';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/**
+ * Interceptors inside every workflow bundle (here, scripts/build.mjs, the tests' bundles): the Temporal SDK's
+ * OpenTelemetry ones, which continue the trace of the request that started or signalled a workflow and pass
+ * it on to its activities. Their spans leave the sandbox through the `exporter` sink (createWorker).
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES = [
+  createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+];
 
 let bundle: Promise<WorkflowBundle> | undefined;
 /** The workflow bundle is built once per process (webpack takes seconds). */
 export const workflowBundle = () =>
-  (bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger }));
+  (bundle ??= bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    logger: quietBundlerLogger,
+  }));
 
 const quietBundlerLogger = {
   log: () => undefined,
@@ -52,13 +72,29 @@ export async function createWorker(config: Config, store: Store, opts: WorkerOpt
   const temporal = new Client({
     connection: await Connection.connect({ address: config.TEMPORAL_ADDRESS }),
     namespace: config.TEMPORAL_NAMESPACE,
+    interceptors: clientInterceptors(config),
   });
+  const tracing = startTracing(config, 'worker');
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
     workflowBundle: opts.bundle ?? (await workflowBundle()),
     activities: createActivities({ config, store, temporal, adapterFor: opts.adapterFor }),
+    // The workflows' spans (dropped unless tracing is on), and with tracing a span around each activity.
+    sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+    ...(tracing.enabled
+      ? {
+          interceptors: {
+            activity: [
+              (ctx) => ({
+                inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+                outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+              }),
+            ],
+          },
+        }
+      : {}),
     maxConcurrentActivityTaskExecutions: 500,
     maxConcurrentLocalActivityExecutions: 200,
     maxConcurrentWorkflowTaskExecutions: 100,

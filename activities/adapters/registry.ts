@@ -9,6 +9,7 @@ import { Collections, type Store } from '../../lib/mongo';
 import { createK8sAdapter } from './k8s/adapter';
 import type { K8sCluster } from './k8s/options';
 import { createLocalAdapter } from './local/adapter';
+import { timedAdapter } from './timed';
 
 type ClusterDoc = Record<string, unknown> & { name: string; type: string };
 
@@ -19,7 +20,8 @@ export function createAdapterRegistry(config: Config, store: Store): AdapterLook
   // One local adapter per thread count (a local cluster's `threads`, else LOCAL_SPARK_THREADS).
   const locals = new Map<number, ClusterAdapter>();
   const localFor = (threads: number) => {
-    if (!locals.has(threads)) locals.set(threads, createLocalAdapter({ ...config, LOCAL_SPARK_THREADS: threads }));
+    if (!locals.has(threads))
+      locals.set(threads, timedAdapter(createLocalAdapter({ ...config, LOCAL_SPARK_THREADS: threads }), 'local'));
     return locals.get(threads)!;
   };
   // k8s adapters are cached per cluster document; a changed cluster (updatedAt) builds a new one.
@@ -33,10 +35,10 @@ export function createAdapterRegistry(config: Config, store: Store): AdapterLook
     const stamp = JSON.stringify(doc);
     const cached = k8s.get(clusterName);
     if (cached && cached.stamp === stamp) return cached.adapter;
-    const adapter = createK8sAdapter({
-      cluster: unsealClusterSecrets(config.SECRET_KEY, doc) as unknown as K8sCluster,
-      config,
-    });
+    const adapter = timedAdapter(
+      createK8sAdapter({ cluster: unsealClusterSecrets(config.SECRET_KEY, doc) as unknown as K8sCluster, config }),
+      'k8s',
+    );
     k8s.set(clusterName, { stamp, adapter });
     return adapter;
   };

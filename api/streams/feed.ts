@@ -17,6 +17,10 @@ export interface FeedEvent {
 export class ChangeFeed {
   private stream?: ChangeStream;
   private readonly subscribers = new Set<(e: FeedEvent) => void>();
+  /** The service's own listeners (metrics): fed like subscribers, not counted as clients. */
+  private readonly observers = new Set<(e: FeedEvent) => void>();
+  /** Clients resumed after a token, each on a change stream of its own. */
+  private resumed = 0;
   private closed = false;
 
   constructor(
@@ -40,6 +44,7 @@ export class ChangeFeed {
     this.stream = stream;
     void this.pump(stream, (e) => {
       for (const s of this.subscribers) s(e);
+      for (const o of this.observers) o(e);
     }).then((err) => {
       if (this.closed || this.stream !== stream) return;
       // The driver resumes by itself on resumable errors; anything else: reopen after a pause.
@@ -78,6 +83,18 @@ export class ChangeFeed {
     return () => this.subscribers.delete(fn);
   }
 
+  /** Like subscribe, for the service itself: not counted among the clients. */
+  observe(fn: (e: FeedEvent) => void): () => void {
+    this.start();
+    this.observers.add(fn);
+    return () => this.observers.delete(fn);
+  }
+
+  /** Clients following this feed now (Socket.IO and SSE, resumed ones included). */
+  get clientCount(): number {
+    return this.subscribers.size + this.resumed;
+  }
+
   /** A stream of one client's own, resumed after a token it has seen (SSE Last-Event-ID). */
   resume(token: string, fn: (e: FeedEvent) => void): () => void {
     let resumeAfter: unknown;
@@ -87,15 +104,22 @@ export class ChangeFeed {
       throw badRequest('Last-Event-ID is not an event id of this stream');
     }
     const stream = this.open(resumeAfter);
+    this.resumed++;
     void this.pump(stream, fn).then((err) => {
       if (err) log.warn('resumed change stream failed', { collection: this.name, err: String(err) });
     });
-    return () => void stream.close().catch(() => undefined);
+    let open = true;
+    return () => {
+      if (open) this.resumed--;
+      open = false;
+      void stream.close().catch(() => undefined);
+    };
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.subscribers.clear();
+    this.observers.clear();
     await this.stream?.close().catch(() => undefined);
   }
 }

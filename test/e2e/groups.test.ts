@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { io as ioClient, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metricSum, scrape } from '../../testkit/metrics';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
 const JOBS_PY = `
@@ -67,6 +68,7 @@ const execute = (body: unknown, id = groupId) => call(h, 'POST', `/group/${id}/j
 
 beforeAll(async () => {
   h = await startHarness();
+  await scrape(h.url); // /metrics observes executions from its first scrape on
   const r = await call(
     h,
     'POST',
@@ -135,6 +137,15 @@ describe('a PYTHON group of interactive drivers', () => {
     expect(r.body.endTime).toBeGreaterThanOrEqual(r.body.startTime);
     const pi = await execute({ jobClass: 'jobs.SparkPiInteractiveExample', jobConfig: { partitions: '2' } });
     expect(pi.body.result).toMatch(/^Pi is roughly 3\.1/);
+    // Both executions on the API's metrics: counted by group and outcome, with their latency.
+    const m = await eventually(async () => {
+      const samples = await scrape(h.url);
+      return metricSum(samples, 'spark_group_executions_total', { group: groupId }) >= 2 ? samples : undefined;
+    }, 10_000);
+    expect(metricSum(m, 'spark_group_executions_total', { group: groupId, outcome: 'success' })).toBe(2);
+    expect(metricSum(m, 'spark_group_execution_duration_seconds_count', { group: groupId })).toBe(2);
+    const route = { method: 'POST', route: '/api/v1/group/:groupId/job/execute', status: '200' };
+    expect(metricSum(m, 'http_request_duration_seconds_count', route)).toBe(2);
   });
 
   it('delivers ten submitted executions on the result stream', async () => {

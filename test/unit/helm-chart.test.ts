@@ -35,7 +35,10 @@ const NAMESPACE = 'spark-orchestrator';
 const KEY = 'a'.repeat(64);
 const SERVICE_ROLE = `${RELEASE}-spark-orchestrator-driver-manager`;
 const DRIVER_SA = `${RELEASE}-spark-orchestrator-driver`;
-const REQUIRED = { secrets: { secretKey: KEY, mongoUrl: 'mongodb://app:pw@mongo-0.mongo:27017/?replicaSet=rs0' } };
+const REQUIRED = {
+  secrets: { secretKey: KEY, mongoUrl: 'mongodb://app:pw@mongo-0.mongo:27017/?replicaSet=rs0' },
+  auth: { adminKey: 'a-bootstrap-admin-key-of-at-least-32-chars' },
+};
 
 type KObject = Record<string, any> & { apiVersion: string; kind: string; metadata: Record<string, any> };
 interface Rendered {
@@ -253,6 +256,7 @@ const RESOURCES: Record<string, string> = {
   ConfigMap: 'configmaps',
   PersistentVolumeClaim: 'persistentvolumeclaims',
   Event: 'events',
+  NetworkPolicy: 'networking.k8s.io/networkpolicies',
 };
 
 /** `resource verb` pairs of every CoreV1Api call in the k8s adapter's sources. */
@@ -330,6 +334,7 @@ describe('the chart renders and lints', () => {
         'RoleBinding',
         'Secret',
         'Service',
+        'Service',
         'ServiceAccount',
         'ServiceAccount',
       ].sort(),
@@ -363,6 +368,7 @@ describe('the chart renders and lints', () => {
     const base = one(
       defaults.manifests.map((m) => m.object),
       'Service',
+      `${RELEASE}-spark-orchestrator-api`,
     );
     expect(problemsOf({ ...base, spec: { ...base.spec, bogus: 1 } })).toEqual([
       `Service ${base.metadata.name}.spec.bogus`,
@@ -383,11 +389,18 @@ describe('the chart renders and lints', () => {
   });
 
   it('refuses to render without a valid secret key or a MongoDB URL, unless an existing Secret is named', () => {
-    expect(render({}).error).toMatch(/secrets\.secretKey is required/);
+    const auth = REQUIRED.auth;
+    expect(render({ auth }).error).toMatch(/secrets\.secretKey is required/);
     expect(render(merge(REQUIRED, { secrets: { secretKey: 'not-hex' } })).error).toMatch(
       /secrets\.secretKey must be 64 hex characters/,
     );
-    expect(render({ secrets: { secretKey: KEY } }).error).toMatch(/secrets\.mongoUrl is required/);
+    expect(render({ auth, secrets: { secretKey: KEY } }).error).toMatch(/secrets\.mongoUrl is required/);
+    // The API listens on 0.0.0.0: without an admin key or an OIDC issuer it would refuse to start.
+    expect(render({ secrets: REQUIRED.secrets }).error).toMatch(/auth: set auth\.adminKey/);
+    expect(render(merge(REQUIRED, { auth: { adminKey: 'short' } })).error).toMatch(/at least 32 characters/);
+    expect(render({ secrets: REQUIRED.secrets, auth: { oidc: { issuer: 'https://id.example.com' } } }).error).toBe(
+      undefined,
+    );
     expect(render(merge(REQUIRED, { config: { extraEnv: { MONGO_DB: 'x' } } })).error).toMatch(
       /config\.extraEnv\.MONGO_DB/,
     );
@@ -395,7 +408,7 @@ describe('the chart renders and lints', () => {
     expect(find(objs, 'Secret')).toEqual([]);
     for (const d of find(objs, 'Deployment'))
       expect(d.spec.template.spec.containers[0].envFrom).toContainEqual({ secretRef: { name: 'my-secret' } });
-  });
+  }, 60_000);
 });
 
 describe('configuration', () => {
@@ -524,7 +537,10 @@ describe('API and worker', () => {
   it('probes the API on /api/v1/health through its named port; the worker has no HTTP probe', () => {
     const { api, worker } = deployments(everything);
     const c = api.spec.template.spec.containers[0];
-    expect(c.ports).toEqual([{ name: 'http', containerPort: 9888, protocol: 'TCP' }]);
+    expect(c.ports).toEqual([
+      { name: 'http', containerPort: 9888, protocol: 'TCP' },
+      { name: 'livy', containerPort: 8998, protocol: 'TCP' },
+    ]);
     for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'])
       expect(c[probe].httpGet).toEqual({ path: '/api/v1/health', port: 'http' });
     const w = worker.spec.template.spec.containers[0];
@@ -535,7 +551,10 @@ describe('API and worker', () => {
   it('exposes the API through a Service selecting only API pods, and a disruption budget keeps one', () => {
     const { api, worker } = deployments(everything);
     const svc = one(everything, 'Service', `${RELEASE}-spark-orchestrator-api`);
-    expect(svc.spec.ports).toEqual([{ name: 'http', port: 9888, targetPort: 'http', protocol: 'TCP' }]);
+    expect(svc.spec.ports).toEqual([
+      { name: 'http', port: 9888, targetPort: 'http', protocol: 'TCP' },
+      { name: 'livy', port: 8998, targetPort: 'livy', protocol: 'TCP' },
+    ]);
     expect(matches(svc.spec.selector, api.spec.template.metadata.labels)).toBe(true);
     expect(matches(svc.spec.selector, worker.spec.template.metadata.labels)).toBe(false);
     const pdb = one(everything, 'PodDisruptionBudget');
