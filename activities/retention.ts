@@ -1,7 +1,8 @@
 // The retention sweep: what ended more than RETENTION_DAYS ago is removed, so a long-running service keeps
 // a bounded footprint. Removed: finished job records (FINISHED, FAILED, CANCELED) and their uploaded
 // artifacts, finished executions (job instance results), and local driver folders whose process has
-// ended (each folder holds the driver's log and its Spark event log). Never touched: anything still
+// ended (each folder holds the driver's log and its Spark event log), and the logs k8s drivers left when their
+// pods were deleted (STACK_DIR/k8s-logs/<driverId>, saved by the k8s adapter). Never touched: anything still
 // running, groups, schedules and their artifacts. Run hourly by a Temporal Schedule the worker process
 // creates (ensureRetentionSchedule, workflows/retention.ts); each run is idempotent.
 import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
@@ -14,7 +15,7 @@ import { Collections, type Store } from '../lib/mongo';
 import { DRIVER_FILES, readIntFile } from './adapters/local/driver-files';
 import { groupAlive } from './adapters/local/process';
 
-export type RetentionConfig = Pick<Config, 'RETENTION_DAYS' | 'DRIVER_DIR' | 'ARTIFACT_DIR'>;
+export type RetentionConfig = Pick<Config, 'RETENTION_DAYS' | 'DRIVER_DIR' | 'ARTIFACT_DIR' | 'STACK_DIR'>;
 
 export interface RetentionSummary {
   /** Epoch ms: what ended before it was removed. */
@@ -23,6 +24,8 @@ export interface RetentionSummary {
   results: number;
   driverFolders: number;
   artifactFolders: number;
+  /** Logs of k8s drivers saved when their pods were removed. */
+  savedLogFolders: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -40,7 +43,14 @@ export function createRetentionActivities(config: RetentionConfig, store: Store)
 
 export async function sweep(config: RetentionConfig, store: Store, now: number): Promise<RetentionSummary> {
   const cutoff = now - config.RETENTION_DAYS * DAY_MS;
-  const summary: RetentionSummary = { cutoff, jobs: 0, results: 0, driverFolders: 0, artifactFolders: 0 };
+  const summary: RetentionSummary = {
+    cutoff,
+    jobs: 0,
+    results: 0,
+    driverFolders: 0,
+    artifactFolders: 0,
+    savedLogFolders: 0,
+  };
   const jobs = store.col(Collections.jobs);
   const old = { state: { $in: [...TERMINAL_JOB_STATES] }, endTime: { $lt: cutoff } };
   for (;;) {
@@ -60,6 +70,12 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
   for (const name of await fs.readdir(config.DRIVER_DIR).catch(() => [] as string[])) {
     const dir = path.join(config.DRIVER_DIR, name);
     if ((await driverEndedAt(dir)) < cutoff && (await removeFolder(config.DRIVER_DIR, name))) summary.driverFolders++;
+  }
+  // Saved once, when the driver's pods were deleted: the folder's time is when the driver ended.
+  const savedLogs = path.join(config.STACK_DIR, 'k8s-logs');
+  for (const name of await fs.readdir(savedLogs).catch(() => [] as string[])) {
+    const st = await fs.stat(path.join(savedLogs, name)).catch(() => undefined);
+    if (st?.isDirectory() && st.mtimeMs < cutoff && (await removeFolder(savedLogs, name))) summary.savedLogFolders++;
   }
   return summary;
 }

@@ -66,6 +66,19 @@ describe('retention sweep', () => {
       { _id: results.open, jobInstanceId: results.open, groupId: 'g' },
     ] as Document[]);
 
+    // Logs k8s drivers left behind when their pods were deleted.
+    const savedLogs = path.join(h.config.STACK_DIR, 'k8s-logs');
+    const savedOld = path.join(savedLogs, id('inst-old'));
+    const savedRecent = path.join(savedLogs, id('inst-recent'));
+    for (const [dir, at] of [
+      [savedOld, now - 8 * DAY],
+      [savedRecent, now - DAY],
+    ] as const) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'driver.log'), 'saved\n');
+      utimesSync(dir, at / 1000, at / 1000);
+    }
+
     const folders = {
       oldEnded: driverFolder(id('old-ended'), now - 8 * DAY, { exit: '0\n', 'driver.log': 'done\n' }),
       oldRemoved: driverFolder(id('old-removed'), now - 10 * DAY, { removed: 'x\n', 'driver.log': '' }),
@@ -88,7 +101,9 @@ describe('retention sweep', () => {
         workflowId: id('retention-test'),
         args: [],
       });
-      expect(summary).toMatchObject({ jobs: 2, results: 1, driverFolders: 2, artifactFolders: 1 });
+      expect(summary).toMatchObject({ jobs: 2, results: 1, driverFolders: 2, artifactFolders: 1, savedLogFolders: 1 });
+      expect(existsSync(savedOld)).toBe(false);
+      expect(existsSync(savedRecent)).toBe(true);
       expect(summary.cutoff).toBeGreaterThan(now - 7 * DAY - 60_000);
 
       const left = async (col: 'jobs' | 'results', ids: string[]) =>
@@ -114,7 +129,7 @@ describe('retention sweep', () => {
         workflowId: id('retention-test'),
         args: [],
       });
-      expect(again).toMatchObject({ jobs: 0, results: 0, driverFolders: 0, artifactFolders: 0 });
+      expect(again).toMatchObject({ jobs: 0, results: 0, driverFolders: 0, artifactFolders: 0, savedLogFolders: 0 });
     } finally {
       await killDriver(livePid, folders.live);
     }
