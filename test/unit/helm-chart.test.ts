@@ -296,7 +296,14 @@ let defaults: Rendered;
 let everything: KObject[];
 const EVERYTHING = merge(REQUIRED, {
   spark: { namespaces: ['spark-a', 'spark-b'] },
-  metrics: { workerPort: 9464, serviceMonitor: { enabled: true, labels: { release: 'kube-prometheus-stack' } } },
+  metrics: {
+    workerPort: 9464,
+    serviceMonitor: {
+      enabled: true,
+      labels: { release: 'kube-prometheus-stack' },
+      bearerTokenSecret: { name: 'prometheus-api-key', key: 'key' },
+    },
+  },
   networkPolicy: { drivers: { enabled: true } },
   serviceAccount: { createTokenSecret: true },
   rbac: { extraSubjects: [{ kind: 'User', name: 'spark-orchestrator', apiGroup: 'rbac.authorization.k8s.io' }] },
@@ -648,6 +655,11 @@ describe('ServiceMonitor and NetworkPolicy', () => {
     const sm = one(everything, 'ServiceMonitor');
     expect(serviceMonitorProblems(sm)).toEqual([]);
     expect(sm.metadata.labels.release).toBe('kube-prometheus-stack');
+    // /metrics of the API needs a viewer key when authentication is on; the worker's needs none.
+    expect(sm.spec.endpoints.map((e: any) => e.bearerTokenSecret)).toEqual([
+      { name: 'prometheus-api-key', key: 'key' },
+      undefined,
+    ]);
     expect(sm.spec.namespaceSelector).toEqual({ matchNames: [NAMESPACE] });
     const selected = find(everything, 'Service').filter((s) =>
       matches(sm.spec.selector.matchLabels, s.metadata.labels),
