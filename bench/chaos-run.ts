@@ -1,6 +1,6 @@
 // The fault-injection run behind `npm run chaos` and test/e2e/chaos.test.ts: against the supervised stack
 // (bench/chaos-stack.ts) it keeps a mixed load going (a PySpark job per fault, a schedule ticking every
-// minute) and kill -9s each named process in turn while its job is BUSY, then checks that nothing was
+// minute, asynchronous executions on a group: chaos-groups.ts) and kill -9s each named process in turn while its job is BUSY, then checks that nothing was
 // lost or doubled: every job FINISHED once, attempt 1, one driver folder and one Spark start, its
 // stream's states in order; every schedule tick ran exactly once; no 5xx answered.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import path from 'node:path';
 import { singleJobDriverId } from '../domain/job';
 import { form, request } from '../testkit/http';
 import { sleep } from '../testkit/wait';
+import { startGroupLoad, type ExecutionCheck } from './chaos-groups';
 import { followJob } from './chaos-sse';
 import type { ChaosStack, Victim } from './chaos-stack';
 
@@ -18,6 +19,8 @@ export interface ChaosOptions {
   jobSeconds: number;
   /** Also a schedule `@every 1m` for the whole run, checked for lost and doubled ticks. */
   schedule: boolean;
+  /** Also asynchronous executions on a PYTHON group of scale 2, one every `everyMs`, through every fault. */
+  groups?: { everyMs: number };
   /** Longest wait for a job to end after its fault. */
   jobTimeoutMs: number;
   log: (line: string) => void;
@@ -45,6 +48,8 @@ export interface ChaosReport {
   /** 503 "unavailable, try again" answers while MongoDB or Temporal was down (expected, counted apart). */
   http503: number;
   ticks?: { expected: string[]; ran: string[] };
+  /** The group executions' outcome (with `groups`); their lost and duplicated are in the totals above. */
+  executions?: ExecutionCheck;
   restarts: Record<string, number>;
 }
 
@@ -94,6 +99,7 @@ export async function runChaos(stack: ChaosStack, o: ChaosOptions): Promise<Chao
     o.log(`schedule ${scheduleId} every minute`);
   }
   const scheduleFrom = Date.now();
+  const groupLoad = o.groups ? await startGroupLoad(call, stack.dir, o.groups.everyMs, o.log) : undefined;
 
   const jobs: JobCheck[] = [];
   for (const [i, victim] of o.victims.entries()) {
@@ -137,6 +143,14 @@ export async function runChaos(stack: ChaosStack, o: ChaosOptions): Promise<Chao
     );
   }
 
+  let executions: ExecutionCheck | undefined;
+  if (groupLoad) {
+    executions = await groupLoad.stop(o.jobTimeoutMs);
+    o.log(
+      `group executions: ${executions.submitted} submitted, ${executions.succeeded} ok, ${executions.failedClearly} failed with a message, ${executions.lost} lost, ${executions.duplicated} run twice${executions.errors.length ? `; errors: ${executions.errors.join(' | ')}` : ''}`,
+    );
+  }
+
   let ticks: ChaosReport['ticks'];
   if (scheduleId) {
     // Ticks due at least a minute before the pause have had their time to start.
@@ -163,12 +177,16 @@ export async function runChaos(stack: ChaosStack, o: ChaosOptions): Promise<Chao
   const doubledTicks = ticks ? ticks.ran.length - new Set(ticks.ran).size : 0;
   return {
     jobs,
-    lost: jobs.filter((j) => j.state !== 'FINISHED').length + lostTicks,
-    duplicated: jobs.filter((j) => j.attempt !== 1 || j.drivers !== 1 || j.sparkStarts !== 1).length + doubledTicks,
+    lost: jobs.filter((j) => j.state !== 'FINISHED').length + lostTicks + (executions?.lost ?? 0),
+    duplicated:
+      jobs.filter((j) => j.attempt !== 1 || j.drivers !== 1 || j.sparkStarts !== 1).length +
+      doubledTicks +
+      (executions?.duplicated ?? 0),
     outOfOrder: jobs.filter((j) => !j.inOrder).length,
     http5xx: counts.http5xx,
     http503: counts.http503,
     ticks,
+    executions,
     restarts: stack.restarts(),
   };
 }

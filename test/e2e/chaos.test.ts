@@ -1,7 +1,8 @@
 // The short fault matrix on real processes: the supervised dev stack (scripts/stack.ts) with real Temporal,
 // MongoDB-protocol server, worker, API and Spark; kill -9 of each of the worker, the API, the Temporal dev
 // server and the MongoDB-protocol server once while a PySpark job is BUSY. Each job must finish once
-// (attempt 1, one driver started, its stream's states in order), with no 5xx answered. `npm run chaos` is
+// (attempt 1, one driver started, its stream's states in order), with no 5xx answered; asynchronous
+// executions on a scale-2 group go on meanwhile, and each ends once, with a result or a clear error. `npm run chaos` is
 // the longer form (more rounds, a schedule).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -32,6 +33,7 @@ describe('a crash of any one process loses and doubles nothing', () => {
       victims: [...VICTIMS],
       jobSeconds: 25,
       schedule: false,
+      groups: { everyMs: 3000 },
       jobTimeoutMs: 240_000,
       log: (line) => console.log(line),
     });
@@ -47,6 +49,10 @@ describe('a crash of any one process loses and doubles nothing', () => {
       expect(j.states.at(-1)).toBe('FINISHED');
     }
     expect(report).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0, http5xx: 0 });
+    // Group executions through every fault: each has a result or an error that says why, none ran twice.
+    expect(report.executions).toMatchObject({ lost: 0, duplicated: 0 });
+    expect(report.executions!.submitted).toBeGreaterThan(10);
+    expect(report.executions!.succeeded).toBeGreaterThan(report.executions!.submitted / 2);
     // Each killed process came back, and only it.
     expect(report.restarts).toEqual({ worker: 1, api: 1, temporal: 1, mongo: 1 });
   }, 1_500_000);

@@ -1,0 +1,137 @@
+// The group part of the chaos run's mixed load: a PYTHON group of scale 2 receives an asynchronous
+// execution every couple of seconds for the whole run, through every fault. Each execution's job class
+// appends the client's id to a marker file, so a run the service did twice shows up there. At the end
+// every execution must have a result: its value, or an error with a message (an execution in flight when
+// a process dies may fail, clearly); none may be left without one (lost) or run more often than it has
+// results (duplicated: a submit the client sent again after losing the answer has two results, which is
+// the client's doing, not the service's).
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { form, type Reply } from '../testkit/http';
+import { sleep } from '../testkit/wait';
+
+const JOBS_PY = `from ilum.api import IlumJob
+
+
+class Mark(IlumJob):
+    def run(self, spark, config):
+        with open(config["file"], "a") as f:
+            f.write(config["id"] + "\\n")
+        return "ok"
+`;
+
+export interface ExecutionCheck {
+  submitted: number;
+  succeeded: number;
+  /** Ended with an error that says why (e.g. no ready instance within EXECUTE_WAIT_MS during an outage). */
+  failedClearly: number;
+  /** Without a result at the end. */
+  lost: number;
+  /** Run more often than they have results. */
+  duplicated: number;
+  errors: string[];
+}
+
+interface Result {
+  jobInstanceId: string;
+  endTime?: number;
+  result?: string | null;
+  error?: { message: string } | null;
+  jobConfig: Record<string, unknown>;
+}
+
+type Call = (method: string, p: string, body?: unknown) => Promise<Reply>;
+
+export interface GroupLoad {
+  /** Stops submitting, waits up to `timeoutMs` for every result, and checks them. */
+  stop(timeoutMs: number): Promise<ExecutionCheck>;
+}
+
+export async function startGroupLoad(
+  call: Call,
+  dir: string,
+  everyMs: number,
+  log: (line: string) => void,
+): Promise<GroupLoad> {
+  const created = await call(
+    'POST',
+    '/group',
+    form(
+      { name: `chaos-group-${Date.now()}`, language: 'PYTHON', scale: '2', driverMemory: '512m' },
+      { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] },
+    ),
+  );
+  if (created.status !== 200) throw new Error(`group: HTTP ${created.status} ${JSON.stringify(created.body)}`);
+  const groupId = created.body.groupId as string;
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    const jobs = ((await call('GET', `/group/${groupId}`)).body.jobs ?? []) as { state: string }[];
+    if (jobs.filter((j) => j.state === 'READY').length >= 2) break;
+    if (Date.now() > deadline) throw new Error(`group ${groupId}: two instances not READY within 240 s`);
+    await sleep(1000);
+  }
+  log(`group ${groupId} READY (scale 2): an execution every ${everyMs} ms from now on`);
+
+  const marker = path.join(dir, `executions-${groupId}.txt`);
+  const sent: string[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const id = randomUUID();
+      sent.push(id);
+      const r = await call('POST', `/group/${groupId}/job/submit`, {
+        jobClass: 'jobs.Mark',
+        jobConfig: { id, file: marker },
+      });
+      if (r.status !== 200) log(`  execution submit answered ${r.status}: ${JSON.stringify(r.body)}`);
+      await sleep(everyMs);
+    }
+  })();
+
+  return {
+    async stop(timeoutMs) {
+      running = false;
+      await loop;
+      const resultsOf = async (): Promise<Result[]> => {
+        const all: Result[] = [];
+        for (let page = 0; ; page++) {
+          const r = await call('GET', `/group/${groupId}/job/result?size=500&page=${page}`);
+          const content = (r.body.content ?? []) as Result[];
+          all.push(...content);
+          if (content.length < 500) return all;
+        }
+      };
+      const ended = (rs: Result[]) => {
+        const byId = new Map<string, Result[]>();
+        for (const r of rs) {
+          const id = String(r.jobConfig?.id ?? '');
+          if (r.endTime !== undefined) byId.set(id, [...(byId.get(id) ?? []), r]);
+        }
+        return byId;
+      };
+      const until = Date.now() + timeoutMs;
+      let byId = ended(await resultsOf());
+      while (sent.some((id) => !byId.has(id)) && Date.now() < until) {
+        await sleep(2000);
+        byId = ended(await resultsOf());
+      }
+      const runs = new Map<string, number>();
+      if (existsSync(marker))
+        for (const line of readFileSync(marker, 'utf8').split('\n').filter(Boolean))
+          runs.set(line, (runs.get(line) ?? 0) + 1);
+      const results = sent.flatMap((id) => byId.get(id) ?? []);
+      const errors = results.filter((r) => r.error).map((r) => r.error!.message ?? '');
+      const unclear = errors.filter((m) => m.trim().length === 0).length;
+      return {
+        submitted: sent.length,
+        succeeded: results.filter((r) => !r.error && r.result === 'ok').length,
+        failedClearly: errors.length - unclear,
+        // An error without a message counts as lost: the caller cannot tell what happened.
+        lost: sent.filter((id) => !byId.has(id)).length + unclear,
+        duplicated: sent.filter((id) => (runs.get(id) ?? 0) > (byId.get(id)?.length ?? 0)).length,
+        errors: [...new Set(errors)].slice(0, 5),
+      };
+    },
+  };
+}
