@@ -1,6 +1,6 @@
 // The fault-injection run behind `npm run chaos` and test/e2e/chaos.test.ts: against the supervised stack
 // (bench/chaos-stack.ts) it keeps a mixed load going (a PySpark job per fault, a schedule ticking every
-// minute, asynchronous executions on a group: chaos-groups.ts) and kill -9s each named process in turn while its job is BUSY, then checks that nothing was
+// minute, asynchronous executions on a group: chaos-groups.ts, SQL statements: chaos-sql.ts) and kill -9s each named process in turn while its job is BUSY, then checks that nothing was
 // lost or doubled: every job FINISHED once, attempt 1, one driver folder and one Spark start, its
 // stream's states in order; every schedule tick ran exactly once; no 5xx answered.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { singleJobDriverId } from '../domain/job';
 import { form, request } from '../testkit/http';
 import { sleep } from '../testkit/wait';
 import { startGroupLoad, type ExecutionCheck } from './chaos-groups';
+import { startSqlLoad, type StatementCheck } from './chaos-sql';
 import { followJob } from './chaos-sse';
 import type { ChaosStack, Victim } from './chaos-stack';
 
@@ -21,6 +22,8 @@ export interface ChaosOptions {
   schedule: boolean;
   /** Also asynchronous executions on a PYTHON group of scale 2, one every `everyMs`, through every fault. */
   groups?: { everyMs: number };
+  /** Also SQL statements on the default cluster's SPARK_SQL engine, one every `everyMs`, through every fault. */
+  sql?: { everyMs: number };
   /** Longest wait for a job to end after its fault. */
   jobTimeoutMs: number;
   log: (line: string) => void;
@@ -50,6 +53,8 @@ export interface ChaosReport {
   ticks?: { expected: string[]; ran: string[] };
   /** The group executions' outcome (with `groups`); their lost and duplicated are in the totals above. */
   executions?: ExecutionCheck;
+  /** The SQL statements' outcome (with `sql`); their lost are in the totals above. */
+  statements?: StatementCheck;
   restarts: Record<string, number>;
 }
 
@@ -100,6 +105,7 @@ export async function runChaos(stack: ChaosStack, o: ChaosOptions): Promise<Chao
   }
   const scheduleFrom = Date.now();
   const groupLoad = o.groups ? await startGroupLoad(call, stack.dir, o.groups.everyMs, o.log) : undefined;
+  const sqlLoad = o.sql ? await startSqlLoad(call, o.sql.everyMs, o.log) : undefined;
 
   const jobs: JobCheck[] = [];
   for (const [i, victim] of o.victims.entries()) {
@@ -151,6 +157,12 @@ export async function runChaos(stack: ChaosStack, o: ChaosOptions): Promise<Chao
     );
   }
 
+  const statements = await sqlLoad?.stop();
+  if (statements)
+    o.log(
+      `SQL statements: ${statements.sent} sent, ${statements.ok} right, ${statements.failedClearly} failed with a message, ${statements.lost} lost${statements.errors.length ? `; ${statements.errors.join(' | ')}` : ''}`,
+    );
+
   let ticks: ChaosReport['ticks'];
   if (scheduleId) {
     // Ticks due at least a minute before the pause have had their time to start.
@@ -177,7 +189,8 @@ export async function runChaos(stack: ChaosStack, o: ChaosOptions): Promise<Chao
   const doubledTicks = ticks ? ticks.ran.length - new Set(ticks.ran).size : 0;
   return {
     jobs,
-    lost: jobs.filter((j) => j.state !== 'FINISHED').length + lostTicks + (executions?.lost ?? 0),
+    lost:
+      jobs.filter((j) => j.state !== 'FINISHED').length + lostTicks + (executions?.lost ?? 0) + (statements?.lost ?? 0),
     duplicated:
       jobs.filter((j) => j.attempt !== 1 || j.drivers !== 1 || j.sparkStarts !== 1).length +
       doubledTicks +
@@ -187,6 +200,7 @@ export async function runChaos(stack: ChaosStack, o: ChaosOptions): Promise<Chao
     http503: counts.http503,
     ticks,
     executions,
+    statements,
     restarts: stack.restarts(),
   };
 }

@@ -1,6 +1,6 @@
 // `npm run chaos`: fault injection on loopback. Starts its own supervised stack (scripts/stack.ts on free
 // ports, data in a temp folder), keeps a mixed load going (a PySpark job per fault, a schedule every
-// minute, an asynchronous execution on a scale-2 group every 2 s) and kill -9s the worker, the API, the Temporal dev server and the MongoDB-protocol server in
+// minute, an asynchronous execution on a scale-2 group every 2 s, an SQL statement every second) and kill -9s the worker, the API, the Temporal dev server and the MongoDB-protocol server in
 // turn, CHAOS_ROUNDS times, while a job is BUSY. Prints lost / duplicated / out-of-order / 5xx counts,
 // which must all be 0 (exit code 1 otherwise). Bounded: CHAOS_ROUNDS (1) × 4 faults, each job
 // CHAOS_JOB_SECONDS (30) long, and the hard limit BENCH_TIMEOUT_S. CHAOS_VICTIMS narrows the faults
@@ -29,11 +29,13 @@ runBench('chaos', 300 + ROUNDS * victims.length * 300, async () => {
     jobSeconds: JOB_SECONDS,
     schedule: true,
     groups: { everyMs: 2000 },
+    sql: { everyMs: 1000 },
     jobTimeoutMs: 300_000,
     log: (line) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`),
   });
   console.log(`
   jobs checked   ${report.jobs.length} (${report.jobs.filter((j) => j.victim !== 'schedule').length} under a fault, the rest schedule runs)
+  statements     ${report.statements ? `${report.statements.sent} sent, ${report.statements.ok} right, ${report.statements.failedClearly} failed with a message` : '-'}
   executions     ${report.executions ? `${report.executions.submitted} submitted, ${report.executions.succeeded} ok, ${report.executions.failedClearly} failed with a message` : '-'}
   lost           ${report.lost}
   duplicated     ${report.duplicated}
