@@ -91,6 +91,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     await prepareStore(store);
     const temporal = await connectTemporal(config);
     steps.push(['temporal client', () => temporal.connection.close()]);
+    // Runs after the worker and the API have stopped (steps run in reverse).
+    steps.push(['workflows left running', () => terminateOpenWorkflows(temporal, config.TASK_QUEUE)]);
     const api = await startApi({ config, store, temporal, port: 0, host: '127.0.0.1' });
     steps.push(['api', () => api.close()]);
     let worker: Worker | undefined;
@@ -126,4 +128,23 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     await stop();
     throw e;
   }
+}
+
+/**
+ * Ends what a stopped stack left running on its task queue. Harnesses share one Temporal server, and some
+ * workflow ids derive from ids every harness has (`sqlengine/default/SPARK_SQL` of the `default`
+ * cluster): left running with no worker, such a workflow would stand in for the next harness's own.
+ */
+async function terminateOpenWorkflows(temporal: Client, taskQueue: string): Promise<void> {
+  const query = `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`;
+  const ended: Promise<unknown>[] = [];
+  for await (const w of temporal.workflow.list({ query })) {
+    ended.push(
+      temporal.workflow
+        .getHandle(w.workflowId, w.runId)
+        .terminate('the test stack that ran it stopped')
+        .catch(() => undefined),
+    );
+  }
+  await Promise.all(ended);
 }
