@@ -2,20 +2,25 @@
 // drivers running runner/runner.py; POST /group/{id}/job/execute of a job class that returns at once: a
 // Python IlumJob, and a Java cloud.ilum.job.Job (compiled here) that the runner calls in the driver's JVM.
 // Overhead is the HTTP round trip minus the time the runner itself measured around run()
-// (result.endTime − startTime). Then 8 concurrent callers for a fixed time, per group. Targets (issue):
-// p50 < 25 ms, p99 < 100 ms.
+// (result.endTime − startTime). Then 8 concurrent callers for a fixed time, per group. Beside each, its
+// floor: the same calls straight to the drivers' direct channels (no API). Targets (issue 11): round trip
+// p50 < 8 ms, p99 < 30 ms; 8 callers > 150 executions/s.
 //
 //   npm run bench:group         BENCH_N (500), BENCH_WARMUP (20), BENCH_CONCURRENCY (8),
 //                               BENCH_SECONDS (20), BENCH_MAX_CALLS (2000), BENCH_READY_S (240)
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { jobInstanceWorkflowId } from '../domain/ids';
+import type { DirectEndpoint } from '../domain/group';
+import { groupWorkflowId, jobInstanceWorkflowId } from '../domain/ids';
+import { DIRECT_SECRET_HEADER, directSecret } from '../lib/driver-secret';
 import { form, ok, request } from '../testkit/http';
 import { killDrivers } from '../testkit/servers';
 import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
 import { until, within } from '../testkit/wait';
+import { directEndpointsQuery } from '../workflows/group';
 import { printHistoryBreakdown } from './history';
 import { defer, envInt, pool, runBench } from './lifecycle';
 import { startBenchStack, type BenchStack } from './stack';
@@ -232,20 +237,29 @@ async function measure(s: BenchStack, v: Variant): Promise<Record<string, number
   const o = stats(sequential.map((x) => x.overhead));
   const r = stats(sequential.map((x) => x.rtt));
   const inRunner = stats(sequential.map((x) => x.inRunner));
-  printTarget('sequential overhead p50', o.p50, '<', 25, 'ms');
-  printTarget('sequential overhead p99', o.p99, '<', 100, 'ms');
-
-  // Where the time goes, from the job instance workflows' histories (the last 50 sequential executions).
-  await printHistoryBreakdown(
-    `sequential executions (${v.jobClass})`,
-    s.temporal,
-    sequential.slice(-50).map((x) => ({
-      workflowId: jobInstanceWorkflowId(x.jobInstanceId),
-      requestStart: x.sent,
-      responseEnd: x.received,
-    })),
-  );
   const c = stats(concurrent.map((x) => x.rtt));
+  const f = await floor(s, v);
+  printTarget('sequential round trip p50', r.p50, '<', 8, 'ms');
+  printTarget('sequential round trip p99', r.p99, '<', 30, 'ms');
+  printTarget(`${CONCURRENCY} callers`, concurrent.length / conS, '>', 150, 'executions/s');
+  console.log(
+    `  floor (straight to the driver): p50 ${f.p50.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms, ${f.perSecond.toFixed(1)} executions/s with ${CONCURRENCY} callers`,
+  );
+
+  const last = sequential[sequential.length - 1].jobInstanceId;
+  if (await isDirect(s, last)) {
+    console.log('  (direct path: no jobinstance workflow per execution, so no history breakdown)');
+  } else
+    // Where the time goes, from the job instance workflows' histories (the last 50 sequential executions).
+    await printHistoryBreakdown(
+      `sequential executions (${v.jobClass})`,
+      s.temporal,
+      sequential.slice(-50).map((x) => ({
+        workflowId: jobInstanceWorkflowId(x.jobInstanceId),
+        requestStart: x.sent,
+        responseEnd: x.received,
+      })),
+    );
   return {
     overheadP50: round(o.p50),
     overheadP99: round(o.p99),
@@ -256,7 +270,85 @@ async function measure(s: BenchStack, v: Variant): Promise<Record<string, number
     concurrentPerSecond: round(concurrent.length / conS),
     concurrentP50: round(c.p50),
     concurrentP99: round(c.p99),
+    floorP50: round(f.p50, 2),
+    floorP99: round(f.p99, 2),
+    floorPerSecond: round(f.perSecond),
   };
+}
+
+/** Whether an execution went the direct way (it has no workflow of its own). */
+async function isDirect(s: BenchStack, jobInstanceId: string): Promise<boolean> {
+  try {
+    await s.temporal.workflow.getHandle(jobInstanceWorkflowId(jobInstanceId)).describe();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The floor beside the API's figures: the same execution POSTed straight to the drivers' direct channels
+ * over keep-alive HTTP, N sequential to one driver, then CONCURRENCY callers over both for SECONDS / 2.
+ */
+async function floor(s: BenchStack, v: Variant): Promise<{ p50: number; p99: number; perSecond: number }> {
+  const eps: DirectEndpoint[] = await s.temporal.workflow
+    .getHandle(groupWorkflowId(v.groupId))
+    .query(directEndpointsQuery);
+  if (eps.length === 0) throw new Error(`group ${v.groupId} has no direct endpoints`);
+  const agent = new http.Agent({ keepAlive: true });
+  const body = JSON.stringify({
+    jobInstanceId: 'floor',
+    groupId: v.groupId,
+    type: 'interactive_job_execute',
+    jobClass: v.jobClass,
+    jobConfig: {},
+  });
+  const post = (e: DirectEndpoint) =>
+    new Promise<number>((resolve, reject) => {
+      const t = performance.now();
+      const [host, port] = e.endpoint.split(':');
+      const r = http.request(
+        {
+          host,
+          port: Number(port),
+          method: 'POST',
+          path: '/execute',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            [DIRECT_SECRET_HEADER]: directSecret(s.config.SECRET_KEY, e.driverId),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode === 200 ? resolve(performance.now() - t) : reject(new Error(`HTTP ${res.statusCode}`)),
+          );
+        },
+      );
+      r.on('error', reject);
+      r.end(body);
+    });
+  try {
+    for (let i = 0; i < WARMUP; i++) await post(eps[0]);
+    const seq: number[] = [];
+    for (let i = 0; i < N; i++) seq.push(await post(eps[0]));
+    let done = 0;
+    let started = 0;
+    const t0 = performance.now();
+    await pool(
+      CONCURRENCY,
+      () => started++ < MAX_CALLS && performance.now() - t0 < (SECONDS * 1000) / 2,
+      async () => {
+        await post(eps[done++ % eps.length]);
+      },
+    );
+    const st = stats(seq);
+    return { p50: st.p50, p99: st.p99, perSecond: done / ((performance.now() - t0) / 1000) };
+  } finally {
+    agent.destroy();
+  }
 }
 
 /** The end of each driver's log, for when instances never become READY. */

@@ -34,6 +34,16 @@ export interface InstanceState {
   busy: boolean;
   /** Set when the instance is to stop once it is idle (scale down, update, pause, archive). */
   draining: boolean;
+  /** host:port of the runner's direct execute channel, from its instanceReady signal (never in API responses). */
+  endpoint?: string;
+}
+
+/** A READY instance the API may call directly (the group workflow's `directEndpoints` query). */
+export interface DirectEndpoint {
+  instanceId: string;
+  /** The instance's driver id: the API derives the channel's secret from it. */
+  driverId: string;
+  endpoint: string;
 }
 
 /** What the group workflow's query answers: whether it auto-paused, its settings generation, its instances. */

@@ -13,7 +13,9 @@ import {
 } from '../domain/broken-clusters';
 import type { DriverStatus } from '../domain/driver';
 import {
+  instanceDriverId,
   newGroupResume,
+  type DirectEndpoint,
   type GroupResume,
   type GroupSummary,
   type GroupSettingsPatch,
@@ -146,10 +148,11 @@ export class GroupEntity {
     this.wakeLoop();
   }
 
-  instanceReady(instanceId: string, appId?: string): void {
+  instanceReady(instanceId: string, appId?: string, endpoint?: string): void {
     const inst = this.instances.get(instanceId);
     if (!inst) return;
     inst.ready = true;
+    if (endpoint) inst.endpoint = endpoint;
     if (this.crash.failures > 0) this.retryFailing();
     // The idle clock of autoPause starts when a driver can take work, not while drivers start.
     this.lastActivity = Date.now();
@@ -164,6 +167,13 @@ export class GroupEntity {
     inst.busy = state === 'BUSY';
     if (inst.ready) this.markJob(instanceId, { state: instanceJobState(inst) });
     else this.wakeLoop();
+  }
+
+  /** Instances the API may call directly: READY, not draining, with a direct channel. */
+  directEndpoints(): DirectEndpoint[] {
+    return [...this.instances.values()]
+      .filter((i) => i.ready && !i.draining && i.endpoint)
+      .map((i) => ({ instanceId: i.jobId, driverId: instanceDriverId(i.jobId), endpoint: i.endpoint! }));
   }
 
   // ---- the loop -----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { GroupSettingsPatch, GroupSummary, GroupWorkflowInput } from '../domain/group';
+import type { DirectEndpoint, GroupSettingsPatch, GroupSummary, GroupWorkflowInput } from '../domain/group';
 import { checkActive, checkArchivable, checkGroupPatch, checkScale } from '../domain/group-settings';
 import { GroupEntity } from './group-entity';
 
@@ -36,10 +36,13 @@ export const restartUpdate = defineUpdate<void>('restart');
 /** Sent before an execution when the group may have paused its drivers (autoPause). */
 export const wakeSignal = defineSignal('wake');
 /** Sent by a runner once it polls the group's task queue. */
-export const instanceReadySignal = defineSignal<[{ instanceId: string; appId?: string }]>('instanceReady');
+export const instanceReadySignal =
+  defineSignal<[{ instanceId: string; appId?: string; endpoint?: string }]>('instanceReady');
 /** Sent by a runner around each execution. */
 export const instanceStateSignal = defineSignal<[{ instanceId: string; state: 'BUSY' | 'READY' }]>('instanceState');
 export const groupQuery = defineQuery<GroupSummary>('group');
+/** READY instances with a direct execute channel, for the API's synchronous executions. */
+export const directEndpointsQuery = defineQuery<DirectEndpoint[]>('directEndpoints');
 
 export async function groupWorkflow(input: GroupWorkflowInput): Promise<void> {
   const g = new GroupEntity(input);
@@ -56,7 +59,8 @@ export async function groupWorkflow(input: GroupWorkflowInput): Promise<void> {
   setHandler(resumeUpdate, () => g.resume(), { validator: () => checkActive(g.group) });
   setHandler(restartUpdate, () => g.restart(), { validator: () => checkActive(g.group) });
   setHandler(wakeSignal, () => g.wake());
-  setHandler(instanceReadySignal, ({ instanceId, appId }) => g.instanceReady(instanceId, appId));
+  setHandler(directEndpointsQuery, () => g.directEndpoints());
+  setHandler(instanceReadySignal, ({ instanceId, appId, endpoint }) => g.instanceReady(instanceId, appId, endpoint));
   setHandler(instanceStateSignal, ({ instanceId, state }) => g.instanceState(instanceId, state));
 
   g.begin();

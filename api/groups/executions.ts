@@ -1,19 +1,25 @@
-// Executions in a group (docs/api.md: Job instance result; operations 4.5–4.7): each is a short workflow `jobinstance/<id>` that waits
-// for a free driver of the group, runs the job class or code there and records the result.
+// Executions in a group (docs/api.md: Job instance result; operations 4.5–4.7). A synchronous one goes
+// straight to a READY driver of the group when one listens (direct.ts), and its result is recorded here;
+// otherwise, and for every asynchronous one, it is a short workflow `jobinstance/<id>` that waits for a
+// free driver of the group, runs the job class or code there and records the result.
 import { randomUUID } from 'node:crypto';
 import { NO_READY_INSTANCE } from '../../domain/broken-clusters';
 import type { JobInstanceInput, JobInstanceRecord } from '../../domain/group';
-import { jobInstanceWorkflowId } from '../../domain/ids';
+import { groupWorkflowId, jobInstanceWorkflowId } from '../../domain/ids';
 import type { JobInstanceResult } from '../../domain/resources';
 import { GroupKind, GroupState, Language } from '../../domain/states';
+import { createProjection } from '../../activities/projection';
+import { logger } from '../../lib/log';
 import { Collections } from '../../lib/mongo';
+import { wakeSignal } from '../../workflows/group';
 import { jobInstanceWorkflow } from '../../workflows/job-instance';
 import type { ApiDeps } from '../deps';
 import { conflict } from '../errors';
 import { findPage, parseListQuery, searchFilter, type Page } from '../list';
 import { toResult } from '../resources';
+import { directChannel } from './direct';
 import type { ExecuteBody } from './schemas';
-import { getGroupDoc } from './service';
+import { getGroupDoc, getRecentGroupDoc } from './service';
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -24,7 +30,7 @@ async function executionOf(
   body: ExecuteBody,
   announce: boolean,
 ): Promise<JobInstanceInput> {
-  const g = await getGroupDoc(deps, groupId);
+  const g = await getRecentGroupDoc(deps, groupId);
   if (g.state === GroupState.ARCHIVED) throw conflict(`group '${g.name}' is archived; it takes no executions`);
   if (g.paused === true) {
     throw conflict(`group '${g.name}' is paused; resume it (POST /group/${g.id}/resume) to run executions`);
@@ -60,9 +66,11 @@ const startOptions = (deps: ApiDeps, input: JobInstanceInput) => ({
   args: [input] as [JobInstanceInput],
 });
 
-/** Runs an execution and waits for its result (4.5). */
+/** Runs an execution and waits for its result (4.5): directly on a driver when one listens, else by workflow. */
 export async function executeInGroup(deps: ApiDeps, groupId: string, body: ExecuteBody): Promise<JobInstanceResult> {
   const input = await executionOf(deps, groupId, body, false);
+  const direct = await executeDirect(deps, input);
+  if (direct) return direct;
   const record: JobInstanceRecord = await deps.temporal.workflow.execute(
     jobInstanceWorkflow,
     startOptions(deps, input),
@@ -89,8 +97,78 @@ export async function submitToGroup(
   return { jobInstanceId: input.jobInstanceId };
 }
 
+const log = logger('api.executions');
+
+/** Result writes of direct executions not yet acknowledged, per group (GET results waits for them). */
+const pendingWrites = new Map<string, Set<Promise<unknown>>>();
+/** When each autoPause group was last told it is in use. */
+const lastWake = new Map<string, number>();
+
+/** The execution over the direct channel; undefined when no driver could take it. */
+async function executeDirect(deps: ApiDeps, input: JobInstanceInput): Promise<JobInstanceResult | undefined> {
+  const r = await directChannel(deps).execute(input.groupId, {
+    jobInstanceId: input.jobInstanceId,
+    groupId: input.groupId,
+    type: input.type,
+    ...(input.jobClass ? { jobClass: input.jobClass } : {}),
+    ...(input.code !== undefined ? { code: input.code } : {}),
+    jobConfig: input.jobConfig,
+  });
+  if (!r) return undefined;
+  // The same record the workflow path writes, so GET results, both result streams and metrics see it.
+  const record: JobInstanceRecord = {
+    jobInstanceId: input.jobInstanceId,
+    groupId: input.groupId,
+    groupName: input.groupName,
+    clusterName: input.clusterName,
+    tagMap: input.tagMap,
+    ...(input.jobClass ? { jobClass: input.jobClass } : {}),
+    jobConfig: input.jobConfig,
+    startTime: r.startTime,
+    ...(r.instanceId ? { jobId: r.instanceId } : {}),
+    endTime: r.endTime,
+    result: r.result,
+    error: r.error,
+  };
+  recordResult(deps, record);
+  if (input.wakeGroup) touchGroup(deps, input.groupId);
+  return toResult(record);
+}
+
+/** Writes the result in the background; a later GET results of the group waits for it. */
+function recordResult(deps: ApiDeps, record: JobInstanceRecord): void {
+  const writes = pendingWrites.get(record.groupId) ?? new Set();
+  pendingWrites.set(record.groupId, writes);
+  const write = createProjection(deps.store)
+    .projectResult(record, 2)
+    .catch((e: unknown) =>
+      log.error('result of a direct execution not recorded', {
+        jobInstanceId: record.jobInstanceId,
+        error: (e as Error).message,
+      }),
+    )
+    .finally(() => {
+      writes.delete(write);
+      if (writes.size === 0 && pendingWrites.get(record.groupId) === writes) pendingWrites.delete(record.groupId);
+    });
+  writes.add(write);
+}
+
+/** Tells an autoPause group it is in use (its idle clock), at most every tenth of its idle time. */
+function touchGroup(deps: ApiDeps, groupId: string): void {
+  const now = Date.now();
+  const every = Math.min(10_000, deps.config.GROUP_IDLE_PAUSE_MS / 10);
+  if (now - (lastWake.get(groupId) ?? 0) < every) return;
+  lastWake.set(groupId, now);
+  deps.temporal.workflow
+    .getHandle(groupWorkflowId(groupId))
+    .signal(wakeSignal)
+    .catch((e: unknown) => log.warn('wake signal not delivered', { groupId, error: (e as Error).message }));
+}
+
 export async function listResults(deps: ApiDeps, groupId: string, query: Query): Promise<Page<JobInstanceResult>> {
   await getGroupDoc(deps, groupId);
+  await Promise.all(pendingWrites.get(groupId) ?? []);
   const lq = parseListQuery(query, ['startTime', 'endTime', 'jobClass'], deps.config.MAX_PAGE_SIZE, ['startTime', -1]);
   const filter = { groupId, ...searchFilter(lq.search, ['jobClass', 'result']) };
   return findPage(deps.store.col(Collections.results), filter, lq, toResult);

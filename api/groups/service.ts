@@ -71,6 +71,33 @@ export async function getGroupDoc({ store }: Pick<ApiDeps, 'store'>, groupId: st
   return d;
 }
 
+/** How long an execution may use a group document read before (this process forgets it on any change it makes). */
+const RECENT_GROUP_MS = 500;
+const recentGroups = new Map<string, { at: number; doc: Document }>();
+/** Bumped by every change: a read that began before a change does not fill the cache after it. */
+const groupChanges = new Map<string, number>();
+
+/**
+ * The group document for an execution's checks, read at most every RECENT_GROUP_MS per group (an execution
+ * on the direct path then needs no database read). Changes made through this API process (pause, archive,
+ * update, …) are seen at once; those made through another API process within RECENT_GROUP_MS.
+ */
+export async function getRecentGroupDoc(deps: Pick<ApiDeps, 'store'>, groupId: string): Promise<Document> {
+  const hit = recentGroups.get(groupId);
+  if (hit && Date.now() - hit.at < RECENT_GROUP_MS) return hit.doc;
+  const change = groupChanges.get(groupId);
+  const at = Date.now();
+  const doc = await getGroupDoc(deps, groupId);
+  if (groupChanges.get(groupId) === change) recentGroups.set(groupId, { at, doc });
+  if (recentGroups.size > 10_000) recentGroups.clear();
+  return doc;
+}
+
+function forgetGroupDoc(groupId: string): void {
+  recentGroups.delete(groupId);
+  groupChanges.set(groupId, (groupChanges.get(groupId) ?? 0) + 1);
+}
+
 /** The group resource: the read-model document with its newest 100 jobs in the given states. */
 async function withJobs({ store }: Pick<ApiDeps, 'store'>, d: Document, jobStates: string[]): Promise<Group> {
   const g = resourceOf<GroupRecord>(d);
@@ -97,8 +124,10 @@ const handle = ({ temporal }: Pick<ApiDeps, 'temporal'>, groupId: string) =>
   temporal.workflow.getHandle<typeof groupWorkflow>(groupWorkflowId(groupId));
 
 /** A group's workflow ends only after archiving, so a finished one means an archived group. */
-const groupUpdate = (groupId: string, fn: () => Promise<unknown>) =>
-  workflowUpdate(fn, () => conflict(`group '${groupId}' is archived`));
+const groupUpdate = (groupId: string, fn: () => Promise<unknown>) => {
+  forgetGroupDoc(groupId);
+  return workflowUpdate(fn, () => conflict(`group '${groupId}' is archived`)).finally(() => forgetGroupDoc(groupId));
+};
 
 export async function getGroup(deps: ApiDeps, groupId: string, query: Query): Promise<Group> {
   return withJobs(deps, await getGroupDoc(deps, groupId), jobStatesOf(query));
@@ -298,4 +327,5 @@ export async function deleteGroup(deps: ApiDeps, groupId: string): Promise<void>
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowExecutionTimeout: '2m',
   });
+  forgetGroupDoc(g.id);
 }

@@ -39,6 +39,11 @@ class RunnerConfig:
     """RUNNER_CONNECT_TIMEOUT_SECONDS: how long to retry an unreachable server at start. Default 60."""
     log_level: str = "INFO"
     """RUNNER_LOG_LEVEL for the runner's own logger; DEBUG adds one line per execution. Default INFO."""
+    direct_secret: str = ""
+    """RUNNER_DIRECT_SECRET: the secret callers of the direct execute channel present (set by the cluster
+    adapter). Empty: no direct channel, executions come only through Temporal."""
+    direct_host: str = "127.0.0.1"
+    """RUNNER_DIRECT_HOST: the address the direct channel listens on (0.0.0.0 in a pod). Default loopback."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RunnerConfig:
@@ -76,4 +81,6 @@ class RunnerConfig:
             language=language,
             connect_timeout_seconds=connect_timeout,
             log_level=log_level,
+            direct_secret=env.get("RUNNER_DIRECT_SECRET", "").strip(),
+            direct_host=env.get("RUNNER_DIRECT_HOST", "").strip() or "127.0.0.1",
         )

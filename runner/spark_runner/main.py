@@ -35,6 +35,7 @@ from temporalio.service import GrpcCompression
 from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
 
 from .config import ConfigError, RunnerConfig
+from .direct import DirectServer, advertised_host
 from .execution import ExecutionResult, Executor
 from .jvm import REPL_CLASS_DIR_CONF, JvmSetupError, new_class_dir, remove_class_dir
 from .state import BUSY, READY, InstanceState, StateReporter
@@ -81,15 +82,21 @@ class ExecutionThread:
 
 
 class RunnerActivities:
-    """The activity the group's workflows call on this driver's task queue."""
+    """The activity the group's workflows call on this driver's task queue, and the same execution for
+    the direct channel: both run on the one execution thread, BUSY while any is running or waiting."""
 
     def __init__(self, executor: Executor, thread: ExecutionThread, state: StateReporter) -> None:
         self._executor = executor
         self._thread = thread
         self._state = state
+        self._in_flight = 0
 
     @activity.defn(name=ACTIVITY_NAME)
     async def execute_job_instance(self, request: dict[str, Any]) -> ExecutionResult:
+        return await self.run(request)
+
+    async def run(self, request: dict[str, Any]) -> ExecutionResult:
+        self._in_flight += 1
         self._state.set(BUSY)
         try:
             return await self._thread.run(self._executor.execute, request)
@@ -100,7 +107,9 @@ class RunnerActivities:
             self._cancel_spark_jobs()
             raise
         finally:
-            self._state.set(READY)
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._state.set(READY)
 
     def _cancel_spark_jobs(self) -> None:
         try:
@@ -221,9 +230,16 @@ async def serve(config: RunnerConfig, executor: Executor, thread: ExecutionThrea
     )
     app_id = executor.spark.sparkContext.applicationId
     running = asyncio.create_task(worker.run(), name="worker")
+    direct: DirectServer | None = None
+    endpoint: str | None = None
+    if config.direct_secret:
+        direct = DirectServer(config.direct_secret, activities.run)
+        port = await direct.start(config.direct_host)
+        endpoint = f"{advertised_host(config.direct_host)}:{port}"
+        log.info("direct execute channel on %s", endpoint)
 
     async def signal_group() -> None:
-        await announce_ready(client, config, group, identity, app_id)
+        await announce_ready(client, config, group, identity, app_id, endpoint)
         # Only now: the group workflow must hear of the instance before hearing of its state.
         await reporter.run()
 
@@ -241,10 +257,14 @@ async def serve(config: RunnerConfig, executor: Executor, thread: ExecutionThrea
         if running.done():
             log.error("worker failed: %s", running.exception() or "stopped unexpectedly")
             return EXIT_WORKER_FAILED
+        if direct is not None:
+            await direct.close()
         await worker.shutdown()
         await asyncio.gather(running, return_exceptions=True)
         return EXIT_OK
     finally:
+        if direct is not None:
+            await direct.close()
         signalling.cancel()
         stopped.cancel()
 
@@ -288,14 +308,23 @@ async def connect(config: RunnerConfig, identity: str, stop: asyncio.Event) -> C
 
 
 async def announce_ready(
-    client: Client, config: RunnerConfig, group: WorkflowHandle[Any, Any], identity: str, app_id: str
+    client: Client,
+    config: RunnerConfig,
+    group: WorkflowHandle[Any, Any],
+    identity: str,
+    app_id: str,
+    endpoint: str | None = None,
 ) -> None:
     """Signals instanceReady once the server lists this worker as a poller of the task queue, so
-    the group workflow never counts an instance that could not yet take an execution."""
+    the group workflow never counts an instance that could not yet take an execution. `endpoint`:
+    host:port of the direct execute channel, when there is one."""
     if not await wait_until_polling(client, config, identity):
         log.warning("no poll from this worker seen after %.0f s; announcing anyway", READY_WAIT_SECONDS)
     try:
-        await group.signal(READY_SIGNAL, {"instanceId": config.instance_id, "appId": app_id})
+        ready: dict[str, str] = {"instanceId": config.instance_id, "appId": app_id}
+        if endpoint:
+            ready["endpoint"] = endpoint
+        await group.signal(READY_SIGNAL, ready)
         log.info("signalled %s to %s", READY_SIGNAL, config.group_workflow_id)
     except Exception as err:  # fire-and-forget: the runner serves executions either way
         log.warning("%s not delivered to %s: %s", READY_SIGNAL, config.group_workflow_id, err)

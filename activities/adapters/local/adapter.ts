@@ -19,6 +19,7 @@ import path from 'node:path';
 import type { ClusterAdapter, DriverSpec, DriverStatus, LogRange } from '../../../domain/driver';
 import type { JobLogEntry } from '../../../domain/types';
 import { ROOT, type Config } from '../../../lib/config';
+import { directSecret } from '../../../lib/driver-secret';
 import { redact } from '../../../lib/log';
 import { DRIVER_FILES, errCode, readIntFile, writeFileAtomic } from './driver-files';
 import { driverStatus } from './driver-status';
@@ -33,7 +34,7 @@ export type LocalAdapterConfig = Pick<
   Config,
   'SPARK_HOME' | 'PYTHON' | 'DRIVER_DIR' | 'STACK_DIR' | 'LOCAL_SPARK_THREADS'
 > &
-  Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR'>>;
+  Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR' | 'SECRET_KEY'>>;
 
 export interface LocalAdapterOptions {
   /** The interactive runner's main file. Default: <repo>/runner/runner.py. */
@@ -68,7 +69,14 @@ function driverDir(config: LocalAdapterConfig, driverId: string): string {
 async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan> {
   const argv = sparkSubmitArgs(spec, l.config, l.runnerPath);
   const python = usesPython(spec) ? await pythonFor(l.config, spec.spark.pyRequirements) : l.config.PYTHON;
-  const env = { SPARK_HOME: l.config.SPARK_HOME, PYSPARK_PYTHON: python, PYSPARK_DRIVER_PYTHON: python };
+  const env: Record<string, string> = {
+    SPARK_HOME: l.config.SPARK_HOME,
+    PYSPARK_PYTHON: python,
+    PYSPARK_DRIVER_PYTHON: python,
+  };
+  // A runner opens its direct execute channel on loopback when it has a secret to check callers with.
+  if (spec.role === 'runner' && l.config.SECRET_KEY)
+    env.RUNNER_DIRECT_SECRET = directSecret(l.config.SECRET_KEY, spec.driverId);
   return { argv, env, dirs: [DRIVER_FILES.eventLog], files: {} };
 }
 
