@@ -129,7 +129,8 @@ export async function startGroupLoad(
         failedClearly: errors.length - unclear,
         // An error without a message counts as lost: the caller cannot tell what happened.
         lost: sent.filter((id) => !byId.has(id)).length + unclear,
-        duplicated: sent.filter((id) => (runs.get(id) ?? 0) > (byId.get(id)?.length ?? 0)).length,
+        // A run without a result is lost (above), not doubled.
+        duplicated: sent.filter((id) => (runs.get(id) ?? 0) > Math.max(1, byId.get(id)?.length ?? 0)).length,
         errors: [...new Set(errors)].slice(0, 5),
       };
     },
