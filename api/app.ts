@@ -15,6 +15,7 @@ import { withSecurity } from './auth/openapi';
 import { apiRoleFor } from './auth/roles';
 import { authRoutes } from './auth/routes';
 import { clusterRoutes } from './clusters/routes';
+import { consoleAssets } from './console';
 import type { ApiDeps } from './deps';
 import { toHttp } from './errors';
 import { groupRoutes } from './groups/routes';
@@ -79,6 +80,9 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
       if (!expose) log.error('request failed', { method: ctx.method, path: ctx.path, err });
     }
   });
+
+  // The web console's static files: public (they hold no data), outside /api/v1.
+  app.use(consoleAssets(deps.config.CONSOLE_DIR));
 
   // Before the body is read: an unknown caller's upload is never stored. Roles: the table in auth/roles.ts.
   app.use(authenticate(deps, apiRoleFor, API_PREFIX));

@@ -19,6 +19,8 @@ const schema = z.object({
   API_PORT: z.coerce.number().int().min(0).max(65535).default(9888),
   /** Address the API binds. Loopback by default; any other address needs AUTH_MODE=on (see api/auth/binding.ts). */
   API_HOST: z.string().default('127.0.0.1'),
+  /** Built web console (scripts/build-console.mjs), served at /console. Default: dist/console. */
+  CONSOLE_DIR: z.string().default(path.join(ROOT, 'dist', 'console')),
   /** off: every call is anonymous with every role (loopback only); on: API keys and/or OIDC tokens required. */
   AUTH_MODE: z.enum(['off', 'on']).default('off'),
   /** Bootstrap admin API key (at least 32 characters), stored hashed as key id `bootstrap` at start-up. */

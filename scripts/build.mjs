@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { buildConsole } from './build-console.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
@@ -52,6 +53,8 @@ const { code } = await bundleWorkflowCode({
   },
 });
 writeFileSync(path.join(DIST, 'workflow-bundle.js'), code);
+// The web console's static files, served by the API at /console.
+await buildConsole(path.join(DIST, 'console'));
 process.stdout.write(
-  `build: dist/{api,worker,stack}.js and dist/workflow-bundle.js in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+  `build: dist/{api,worker,stack}.js, dist/workflow-bundle.js and dist/console/ in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
 );

@@ -135,4 +135,16 @@ if [ "$(cat "$HELM_SDK/.stamp" 2>/dev/null)" != "$HELM_SDK_VERSION" ]; then
   rm -rf "$HELM_SDK" && mv "$tmp" "$HELM_SDK"
 fi
 
+# Headless Chromium for the web console's browser tests (test/e2e/console.test.ts), from Debian's packages:
+# only when the tests are set up (npm test's pretest sets SETUP_BROWSER=1), and only where it is missing.
+if [ "${SETUP_BROWSER:-}" = 1 ] && [ ! -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Debian's chromium for the console's browser tests (apt-get)"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "setup: no Chromium at ${CHROMIUM_PATH:-/usr/bin/chromium}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH; the console's browser tests need it" >&2
+  fi
+fi
+
 echo "setup: ready ($STACK_DIR)"

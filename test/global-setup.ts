@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ROOT } from '../lib/config';
+import { buildConsole } from '../scripts/build-console.mjs';
 import { killDrivers, startServers } from '../testkit/servers';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../worker/worker';
 
@@ -15,6 +16,7 @@ interface Shared {
   mongoUrl: string;
   bundlePath: string;
   testDir: string;
+  consoleDir: string;
   stop(): Promise<void>;
 }
 const KEY = Symbol.for('spark-orchestrator.test-servers');
@@ -26,6 +28,8 @@ async function start(): Promise<Shared> {
   const dir = path.join(ROOT, '.vitest-stack', `run-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  // The web console, built from the sources as `npm run build` does; every harness's API serves it.
+  const consoleDir = path.join(dir, 'console');
   const [servers, bundle] = await Promise.all([
     startServers({
       dir,
@@ -39,6 +43,7 @@ async function start(): Promise<Shared> {
       workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
       logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
     }),
+    buildConsole(consoleDir),
   ]);
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
@@ -47,6 +52,7 @@ async function start(): Promise<Shared> {
     mongoUrl: servers.mongoUrl,
     bundlePath,
     testDir: dir,
+    consoleDir,
     async stop() {
       // Drivers (Spark JVMs and runners) of every harness of the run.
       for (const h of existsSync(dir) ? readdirSync(dir) : []) await killDrivers(path.join(dir, h, 'drivers'));
@@ -64,6 +70,7 @@ export default async function setup(project: TestProject) {
   project.provide('mongoUrl', shared.mongoUrl);
   project.provide('bundlePath', shared.bundlePath);
   project.provide('testDir', shared.testDir);
+  project.provide('consoleDir', shared.consoleDir);
   return async () => {
     if (--holder.users > 0) return;
     holder.started = undefined;
@@ -77,5 +84,6 @@ declare module 'vitest' {
     mongoUrl: string;
     bundlePath: string;
     testDir: string;
+    consoleDir: string;
   }
 }

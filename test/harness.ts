@@ -21,7 +21,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     dir: path.join(inject('testDir'), id),
     id,
     prefix: 'test',
-    env: { WATCH_INTERVAL_MS: '200', LOG_LEVEL: 'warn', ...opts.env },
+    env: { WATCH_INTERVAL_MS: '200', LOG_LEVEL: 'warn', CONSOLE_DIR: inject('consoleDir'), ...opts.env },
     worker: opts.worker === false ? 'none' : 'in-process',
     bundle: { codePath: inject('bundlePath') },
   });
