@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectEndpoint } from '../../domain/group';
 import { groupWorkflowId, jobInstanceWorkflowId } from '../../domain/ids';
 import { DIRECT_SECRET_HEADER, directSecret } from '../../lib/driver-secret';
+import { startApi } from '../../api/server';
 import { directEndpointsQuery } from '../../workflows/group';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
@@ -151,6 +152,32 @@ describe('synchronous executions over the direct channel', () => {
     expect(socketResults.get(id)!.result).toBe('a');
     expect(await hasWorkflow(id)).toBe(true);
   });
+
+  it('runs asynchronous submissions whose API stopped right after accepting them', async () => {
+    // A second API process's worth: its own server on the same store and Temporal, closed at once after
+    // answering, as a restart would; the results are then read through the other API.
+    const other = await startApi({
+      config: h.config,
+      store: h.store,
+      temporal: h.temporal,
+      port: 0,
+      host: '127.0.0.1',
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await call(other, 'POST', `/group/${groupId}/job/submit`, {
+        jobClass: 'jobs.Echo',
+        jobConfig: { say: `after-${i}` },
+      });
+      expect(r.status).toBe(200);
+      ids.push(r.body.jobInstanceId as string);
+    }
+    await other.close();
+    await eventually(async () => ids.every((id) => socketResults.has(id)), 90_000);
+    expect(ids.map((id) => socketResults.get(id)!.result)).toEqual(ids.map((_, i) => `after-${i}`));
+    const listed = await call(h, 'GET', `/group/${groupId}/job/result?size=100`);
+    expect(listed.body.content.map((r: Result) => r.jobInstanceId)).toEqual(expect.arrayContaining(ids));
+  }, 120_000);
 
   it('retries on the other instance when the driver dies mid-call, and never hangs', async () => {
     const slow = execute({ type: 'interactive_code_execute', code: 'import time\ntime.sleep(6)\n"slow"' });
