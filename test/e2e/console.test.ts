@@ -11,6 +11,7 @@ import { clustersScenarios } from '../console/clusters';
 import type { ConsoleContext } from '../console/context';
 import { groupsScenarios } from '../console/groups';
 import { jobsScenarios } from '../console/jobs';
+import { qualityScenarios } from '../console/quality';
 import { schedulesScenarios } from '../console/schedules';
 import { shellScenarios } from '../console/shell';
 import { sqlScenarios } from '../console/sql';
@@ -71,3 +72,5 @@ describe('console groups', () => groupsScenarios(ctx));
 describe('console schedules', () => schedulesScenarios(ctx));
 describe('console sql', () => sqlScenarios(ctx));
 describe('console clusters and overview', () => clustersScenarios(ctx));
+// Last: it walks every page with the data the scenarios above left.
+describe('console quality', () => qualityScenarios(ctx));
