@@ -19,6 +19,11 @@ const ENDPOINTS_TTL_MS = 1_000;
 const UNREACHABLE_MS = 5_000;
 /** Longest direct call, like the workflow path's start-to-close timeout. */
 const CALL_TIMEOUT_MS = 3_600_000;
+/**
+ * A driver whose address cannot be connected to within this time is unreachable (e.g. a pod IP this API
+ * cannot route to): the next instance is tried, then the workflow path.
+ */
+const CONNECT_TIMEOUT_MS = 2_000;
 const MAX_ATTEMPTS = 3;
 
 interface Cached {
@@ -164,6 +169,15 @@ export class DirectChannel {
           });
         },
       );
+      r.on('socket', (socket) => {
+        if (!socket.connecting) return;
+        const t = setTimeout(
+          () => r.destroy(new Error(`cannot connect to ${target.endpoint} within ${CONNECT_TIMEOUT_MS} ms`)),
+          CONNECT_TIMEOUT_MS,
+        );
+        socket.once('connect', () => clearTimeout(t));
+        socket.once('close', () => clearTimeout(t));
+      });
       r.on('timeout', () => r.destroy(new Error(`no answer within ${CALL_TIMEOUT_MS} ms`)));
       r.on('error', (e) => reject(new Unreachable(e.message)));
       r.end(body);

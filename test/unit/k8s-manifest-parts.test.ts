@@ -4,6 +4,7 @@ import { parseDefaultConf } from '../../domain/spark-defaults';
 import { describe, expect, it } from 'vitest';
 import { artifactUris, mainResource } from '../../activities/adapters/k8s/artifacts';
 import { manifestContext, type ManifestContext } from '../../activities/adapters/k8s/context';
+import { buildDriverManifests } from '../../activities/adapters/k8s/manifests';
 import { driverEnv, specEnv, storageKeyEnv } from '../../activities/adapters/k8s/driver-env';
 import { k8sNames, labelValue, Labels, specLabels } from '../../activities/adapters/k8s/names';
 import {
@@ -37,6 +38,7 @@ import {
   submitArgs,
 } from '../../activities/adapters/k8s/submit-args';
 import type { DriverSpec } from '../../domain/driver';
+import { directSecret } from '../../lib/driver-secret';
 
 const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7', K8S_NAMESPACE: 'jobs', ARTIFACT_DIR: '/srv/artifacts' };
 const withKeys: K8sCluster = {
@@ -353,6 +355,43 @@ describe('environment', () => {
     );
     expect(specEnv(ctx(s, noStorage))).toEqual([{ name: 'AWS_ACCESS_KEY_ID', value: 'own' }]);
     expect(storageKeyEnv(ctx(s, noStorage))).toEqual([]);
+  });
+
+  it('gives a runner its direct channel: the pod IP to listen on and the secret from the driver’s secret only', () => {
+    const key = 'ab'.repeat(32);
+    const runner = spec(
+      { role: 'runner', driverId: 'inst-7', env: { RUNNER_DIRECT_SECRET: 'forged' } },
+      { artifacts: { jars: ['https://r/a.jar'], files: [], pyFiles: [] } },
+    );
+    const c = manifestContext(runner, { cluster: noStorage, config: { ...config, SECRET_KEY: key } });
+    const env = driverEnv(c);
+    expect(env.find((e) => e.name === 'RUNNER_DIRECT_HOST')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
+    expect(env.filter((e) => e.name === 'RUNNER_DIRECT_SECRET')).toEqual([
+      {
+        name: 'RUNNER_DIRECT_SECRET',
+        valueFrom: { secretKeyRef: { name: 'inst-7-storage', key: 'RUNNER_DIRECT_SECRET' } },
+      },
+    ]);
+    // The secret is in the Secret object (a cluster without storage keys gets one for it), never in the pod.
+    expect(secretManifest(c)?.stringData).toEqual({ RUNNER_DIRECT_SECRET: directSecret(key, 'inst-7') });
+    const all = buildDriverManifests(runner, { cluster: noStorage, config: { ...config, SECRET_KEY: key } });
+    expect(all.secret?.stringData?.RUNNER_DIRECT_SECRET).toBe(directSecret(key, 'inst-7'));
+    expect(JSON.stringify(all.pod)).not.toContain(directSecret(key, 'inst-7'));
+    expect(JSON.stringify(env)).not.toContain('forged');
+    // With storage keys, one secret holds both.
+    const both = manifestContext(runner, { cluster: withKeys, config: { ...config, SECRET_KEY: key } });
+    expect(Object.keys(secretManifest(both)!.stringData!)).toEqual([
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+      'RUNNER_DIRECT_SECRET',
+    ]);
+    // Applications have no channel; neither has a runner when the adapter has no SECRET_KEY.
+    const app = manifestContext(spec({}, { artifacts: runner.spark.artifacts }), {
+      cluster: noStorage,
+      config: { ...config, SECRET_KEY: key },
+    });
+    expect(driverEnv(app).map((e) => e.name)).not.toContain('RUNNER_DIRECT_HOST');
+    expect(driverEnv(ctx(runner, noStorage)).map((e) => e.name)).not.toContain('RUNNER_DIRECT_HOST');
   });
 
   it('refuses an invalid variable name permanently', () => {

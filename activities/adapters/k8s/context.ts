@@ -1,5 +1,6 @@
 // What every piece of a driver's manifests reads, worked out once from the spec and the cluster.
 import type { DriverSpec } from '../../../domain/driver';
+import { directSecret } from '../../../lib/driver-secret';
 import { artifactUris, mainResource, type ArtifactUris, type MainResource } from './artifacts';
 import { k8sNames, specLabels, type K8sNames } from './names';
 import { DEFAULT_TRINO_IMAGE, type K8sCluster, type K8sStorage, type ManifestOptions } from './options';
@@ -17,6 +18,12 @@ export interface ManifestContext {
   storage?: K8sStorage;
   /** The storage has keys: a secret holds them and driver and executors read them from it. */
   hasKeys: boolean;
+  /**
+   * A runner's direct execute channel (runner/spark_runner/direct.py): the secret callers present, derived from
+   * SECRET_KEY and the driver id. Kept in the driver's secret, never in the pod spec. Unset for applications,
+   * or without SECRET_KEY (then the API executes through workflows).
+   */
+  directSecret?: string;
   /** Label key → value of the spec's ids (jobId, groupId, scheduleId). */
   idLabels: Record<string, string>;
   artifacts: ArtifactUris;
@@ -37,6 +44,8 @@ export function manifestContext(spec: DriverSpec, opts: ManifestOptions): Manife
     names: k8sNames(spec.driverId),
     storage,
     hasKeys: !!(storage?.accessKey || storage?.secretKey),
+    directSecret:
+      spec.role === 'runner' && config.SECRET_KEY ? directSecret(config.SECRET_KEY, spec.driverId) : undefined,
     idLabels: specLabels(spec.labels),
     artifacts,
     main: mainResource(spec, artifacts, opts.runnerPath),

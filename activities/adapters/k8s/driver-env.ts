@@ -1,9 +1,10 @@
 // The environment of the driver container: its pod IP for Spark to bind to, the spec's variables (a
-// runner's Temporal address as the cluster sees it), and the storage keys by reference to the driver's secret.
+// runner's Temporal address as the cluster sees it), the storage keys and a runner's direct-channel secret by
+// reference to the driver's secret.
 import type { V1EnvVar } from '@kubernetes/client-node';
 import type { ManifestContext } from './context';
 import { invalidSpec } from './errors';
-import { BIND_ADDRESS_ENV, STORAGE_ENV } from './names';
+import { BIND_ADDRESS_ENV, DIRECT_ENV, STORAGE_ENV } from './names';
 import { noExpansion } from './submit-args';
 
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
@@ -36,7 +37,11 @@ export function specEnv(c: ManifestContext): V1EnvVar[] {
   for (const name of Object.keys(spec.env)) {
     if (!ENV_NAME.test(name)) throw invalidSpec(`invalid environment variable name '${name}'`);
   }
-  const reserved = new Set<string>([BIND_ADDRESS_ENV, ...(hasKeys ? Object.values(STORAGE_ENV) : [])]);
+  const reserved = new Set<string>([
+    BIND_ADDRESS_ENV,
+    ...(hasKeys ? Object.values(STORAGE_ENV) : []),
+    ...(c.directSecret ? Object.values(DIRECT_ENV) : []),
+  ]);
   const temporal = runnerTemporalAddress(c);
   const env = temporal ? { ...spec.env, TEMPORAL_ADDRESS: temporal } : spec.env;
   return Object.entries(env)
@@ -49,4 +54,21 @@ export const storageKeyEnv = ({ names, hasKeys }: ManifestContext): V1EnvVar[] =
     ? Object.values(STORAGE_ENV).map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: names.secret, key } } }))
     : [];
 
-export const driverEnv = (c: ManifestContext): V1EnvVar[] => [...bindAddressEnv(), ...specEnv(c), ...storageKeyEnv(c)];
+/**
+ * A runner's direct execute channel: it listens on the pod IP (the service's pods reach it there; the driver's
+ * NetworkPolicy admits them) and checks the secret, read from the driver's secret.
+ */
+export const directChannelEnv = ({ names, directSecret }: ManifestContext): V1EnvVar[] =>
+  directSecret
+    ? [
+        { name: DIRECT_ENV.HOST, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+        { name: DIRECT_ENV.SECRET, valueFrom: { secretKeyRef: { name: names.secret, key: DIRECT_ENV.SECRET } } },
+      ]
+    : [];
+
+export const driverEnv = (c: ManifestContext): V1EnvVar[] => [
+  ...bindAddressEnv(),
+  ...specEnv(c),
+  ...storageKeyEnv(c),
+  ...directChannelEnv(c),
+];

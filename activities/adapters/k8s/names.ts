@@ -10,6 +10,8 @@ export const ENGINE_PORTS = { SPARK_SQL: 10000, TRINO: 8080 } as const;
 export const BIND_ADDRESS_ENV = 'SPARK_DRIVER_BIND_ADDRESS';
 /** Environment variables (and keys of the storage secret) holding the storage's keys. */
 export const STORAGE_ENV = { ACCESS_KEY: 'AWS_ACCESS_KEY_ID', SECRET_KEY: 'AWS_SECRET_ACCESS_KEY' } as const;
+/** A runner's direct channel (runner/spark_runner/config.py): its secret (a key of the driver's secret too) and bind address. */
+export const DIRECT_ENV = { SECRET: 'RUNNER_DIRECT_SECRET', HOST: 'RUNNER_DIRECT_HOST' } as const;
 
 export const LABEL_PREFIX = 'spark-orchestrator.io';
 /** Label keys on driver pods, services, secrets (and, through Spark, on executors). */

@@ -42,7 +42,7 @@ export interface K8sAdapterOptions {
   cluster: K8sCluster;
   /** K8S_TRINO_IMAGE may be left out: DEFAULT_TRINO_IMAGE. */
   config: Pick<Config, 'K8S_SPARK_IMAGE' | 'K8S_NAMESPACE' | 'ARTIFACT_DIR'> &
-    Partial<Pick<Config, 'K8S_TRINO_IMAGE' | 'STACK_DIR'>>;
+    Partial<Pick<Config, 'K8S_TRINO_IMAGE' | 'STACK_DIR' | 'SECRET_KEY'>>;
   /** runner.py inside the Spark image (the image must contain it). Default DEFAULT_RUNNER_PATH. */
   runnerPath?: string;
   /** A request the API server has not answered within this time fails (status: UNKNOWN). Default 15000. */

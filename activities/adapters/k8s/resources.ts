@@ -10,7 +10,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { ManifestContext } from './context';
 import { invalidSpec } from './errors';
-import { DRIVER_CONTAINER, DRIVER_ID_ANNOTATION, Labels, labelValue, Ports, STORAGE_ENV } from './names';
+import { DIRECT_ENV, DRIVER_CONTAINER, DRIVER_ID_ANNOTATION, Labels, labelValue, Ports, STORAGE_ENV } from './names';
 import { driverImage, isNonJvm, SERVICE_ACCOUNT_CONF, type SparkConf } from './spark-conf';
 
 const SPARK_SUBMIT = '/opt/spark/bin/spark-submit';
@@ -141,15 +141,20 @@ export const serviceManifest = (c: ManifestContext): V1Service => ({
 
 /** Only when the storage has keys. */
 export const secretManifest = (c: ManifestContext): V1Secret | undefined =>
-  c.hasKeys
+  c.hasKeys || c.directSecret
     ? {
         apiVersion: 'v1',
         kind: 'Secret',
         metadata: objectMeta(c, c.names.secret),
         type: 'Opaque',
         stringData: {
-          [STORAGE_ENV.ACCESS_KEY]: c.storage?.accessKey ?? '',
-          [STORAGE_ENV.SECRET_KEY]: c.storage?.secretKey ?? '',
+          ...(c.hasKeys
+            ? {
+                [STORAGE_ENV.ACCESS_KEY]: c.storage?.accessKey ?? '',
+                [STORAGE_ENV.SECRET_KEY]: c.storage?.secretKey ?? '',
+              }
+            : {}),
+          ...(c.directSecret ? { [DIRECT_ENV.SECRET]: c.directSecret } : {}),
         },
       }
     : undefined;
