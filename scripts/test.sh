@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# npm test after its setup: the type check, lint and the runner's pytest side by side (each mostly one core;
+# together they take about as long as the slowest), then vitest, whose integration and e2e files need the
+# machine to themselves. Every part runs to its end; the exit code is the first failure's. Each part's output
+# is printed whole, in order, once it is done.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+run() { # name command...: runs in the background, output and exit code into $out/<name>.{log,rc}
+  local name="$1"
+  shift
+  ( "$@" >"$out/$name.log" 2>&1; echo $? >"$out/$name.rc" ) &
+}
+run typecheck npm run typecheck
+run lint npm run lint
+run runner npm run test:runner
+wait
+
+rc=0
+for name in typecheck lint runner; do
+  echo "── $name ──"
+  cat "$out/$name.log"
+  part="$(cat "$out/$name.rc")"
+  [ "$part" = 0 ] || { echo "✗ $name failed (exit $part)"; [ "$rc" != 0 ] || rc="$part"; }
+done
+[ "$rc" = 0 ] || exit "$rc"
+
+npx vitest run
