@@ -251,13 +251,16 @@ export function Field({
   error?: string;
   children: ComponentChildren;
 }) {
+  // The hint and error sit beside the label, not in it: the control's accessible name is the label alone.
   return (
-    <label class={`field ${error ? 'field-error' : ''}`}>
-      <span class="field-label">{label}</span>
-      {children}
+    <div class={`field ${error ? 'field-error' : ''}`}>
+      <label class="field-control">
+        <span class="field-label">{label}</span>
+        {children}
+      </label>
       {hint && !error && <span class="field-hint">{hint}</span>}
       {error && <span class="field-hint error-text">{error}</span>}
-    </label>
+    </div>
   );
 }
 
