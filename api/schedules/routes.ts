@@ -3,7 +3,7 @@ import { Schedule } from '../../domain/resources';
 import type { ApiDeps } from '../deps';
 import { IdResponse, PageOf } from '../resources';
 import { LIST_QUERY, route } from '../routing';
-import { SCHEDULE_FILES, ScheduleCreateForm, ScheduleUpdateForm } from './schemas';
+import { SCHEDULE_FILES, ScheduleCreateForm, ScheduleDetail, ScheduleUpdateForm } from './schemas';
 import {
   changeScheduleState,
   createSchedule,
@@ -70,8 +70,8 @@ export const scheduleRoutes = (deps: ApiDeps) => [
     method: 'get',
     path: '/schedule/:scheduleId',
     tag: 'schedules',
-    summary: 'Get a schedule by id (4.13); jobs: its 20 newest',
-    response: Schedule,
+    summary: 'Get a schedule by id (4.13); jobs: its 20 newest; nextRunTimes: its next runs while ENABLED',
+    response: ScheduleDetail,
     errors: [404],
     handler: ({ params }) => getSchedule(deps, params.scheduleId),
   }),

@@ -1,5 +1,7 @@
-// Request bodies of the schedule endpoints (4.12, 4.14); the response shape is domain/resources.ts's Schedule.
+// Request bodies of the schedule endpoints (4.12, 4.14), and the single-schedule response: domain/resources.ts's
+// Schedule plus its next run times.
 import { z } from 'zod';
+import { Schedule } from '../../domain/resources';
 import { name } from '../schemas';
 import { memoryFormFields, sparkFormFields } from '../spark-form';
 
@@ -43,3 +45,12 @@ export const ScheduleUpdateForm = z
   })
   .strict();
 export type ScheduleUpdateForm = z.infer<typeof ScheduleUpdateForm>;
+
+/** GET /schedule/{id}: the schedule and, while it is ENABLED, the next times its Temporal Schedule will fire. */
+export const ScheduleDetail = Schedule.extend({
+  nextRunTimes: z
+    .array(z.number().int())
+    .optional()
+    .describe('epoch milliseconds of the next runs (at most 5), while ENABLED; absent otherwise'),
+});
+export type ScheduleDetail = z.infer<typeof ScheduleDetail>;

@@ -12,13 +12,14 @@ import {
   parsePyRequirements,
   parseTags,
 } from '../../domain/delimited';
-import { scheduleKeeperWorkflowId, SearchAttr } from '../../domain/ids';
+import { scheduleId as temporalScheduleId, scheduleKeeperWorkflowId, SearchAttr } from '../../domain/ids';
 import { parseMemorySettings } from '../../domain/memory';
 import type { Schedule } from '../../domain/resources';
 import type { ScheduleSettingsPatch, ScheduleWorkflowInput } from '../../domain/schedule';
 import { DEFAULT_JOB_STATE_FILTER, JOB_STATES, SCHEDULE_STATES, ScheduleState } from '../../domain/states';
 import type { SparkSpec } from '../../domain/types';
 import type { Config } from '../../lib/config';
+import { logger } from '../../lib/log';
 import { Collections } from '../../lib/mongo';
 import {
   acceptedScheduleUpdate,
@@ -47,7 +48,7 @@ import { releaseName, reserveName } from '../names';
 import { toJob } from '../resources';
 import type { Files } from '../routing';
 import { checkMainResource, memoryFormOf, parseMaxRetries, sparkSpecOf } from '../spark-form';
-import type { ScheduleCreateForm, ScheduleUpdateForm } from './schemas';
+import type { ScheduleCreateForm, ScheduleDetail, ScheduleUpdateForm } from './schemas';
 import { checkCron, checkWindow, timeOf } from './timing';
 
 type Query = Record<string, string | string[] | undefined>;
@@ -78,8 +79,26 @@ const handle = ({ temporal }: Pick<ApiDeps, 'temporal'>, id: string) =>
 const scheduleUpdate = (id: string, fn: () => Promise<unknown>) =>
   workflowUpdate(fn, () => notFound(`schedule '${id}' does not exist`));
 
-export async function getSchedule(deps: ApiDeps, scheduleId: string): Promise<Schedule> {
-  return withJobs(deps, await getScheduleDoc(deps, scheduleId));
+const log = logger('api.schedules');
+const NEXT_RUNS = 5;
+
+/** The next fire times of an ENABLED schedule, as its Temporal Schedule computes them; undefined if unknown. */
+async function nextRunTimes({ temporal }: Pick<ApiDeps, 'temporal'>, s: Schedule): Promise<number[] | undefined> {
+  if (s.state !== ScheduleState.ENABLED) return undefined;
+  try {
+    const d = await temporal.schedule.getHandle(temporalScheduleId(s.id)).describe();
+    return d.info.nextActionTimes.slice(0, NEXT_RUNS).map((t) => t.getTime());
+  } catch (e) {
+    // Created a moment ago (the keeper has not made it yet) or Temporal unreachable: the schedule reads without.
+    log.warn('next run times not read', { scheduleId: s.id, error: (e as Error).message });
+    return undefined;
+  }
+}
+
+export async function getSchedule(deps: ApiDeps, scheduleId: string): Promise<ScheduleDetail> {
+  const s = await withJobs(deps, await getScheduleDoc(deps, scheduleId));
+  const next = await nextRunTimes(deps, s);
+  return next ? { ...s, nextRunTimes: next } : s;
 }
 
 export async function getScheduleByName(deps: ApiDeps, name: string): Promise<Schedule> {

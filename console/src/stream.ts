@@ -26,7 +26,14 @@ export function openStream<T>(
   for (const [k, v] of Object.entries(query))
     if (v !== undefined && v.length) q[k] = Array.isArray(v) ? v.join(',') : v;
   const cred = credential();
-  const socket = io(namespace, { transports: ['websocket'], query: q, auth: cred ? { token: cred } : {} });
+  // forceNew: the filters are the connection's query, and a shared (multiplexed) connection would keep the
+  // query of whichever stream opened it first.
+  const socket = io(namespace, {
+    transports: ['websocket'],
+    query: q,
+    auth: cred ? { token: cred } : {},
+    forceNew: true,
+  });
   socket.on(EVENTS[namespace], onEvent);
   socket.on('connect', () => onState?.(true));
   socket.on('disconnect', () => onState?.(false));

@@ -1,11 +1,338 @@
-// Placeholder until this page is written.
-import type { PageProps } from '../router';
-import { PageHeader } from '../ui';
+// The groups pages: the list (`#/groups`, with the create form in a dialog) and a group's page
+// (`#/groups/:groupId`): its fields, its instances kept live by the `/jobs` stream, scale, pause / resume /
+// restart / archive / delete for operators, the execute panel and the live results list.
+import { useState } from 'preact/hooks';
+import { del, get, post, type Page } from '../api';
+import { href, navigate, type PageProps } from '../router';
+import { useCan } from '../session';
+import { useStream } from '../stream';
+import { TERMINAL_JOB_STATES, type Group, type Job } from '../types';
+import {
+  act,
+  Button,
+  ConfirmButton,
+  Dialog,
+  ErrorBox,
+  Loading,
+  PageHeader,
+  Pager,
+  StateBadge,
+  Table,
+  Time,
+  useAsync,
+  useInterval,
+  type Column,
+} from '../ui';
+import { CreateGroupForm } from './groups-create';
+import { ExecutePanel } from './groups-execute';
+import { InstanceLink, ResultsList } from './groups-results';
+import { ScaleControl } from './groups-scale';
+import './groups.css';
 
-export function GroupsPage(_: PageProps) {
-  return <PageHeader title="GroupsPage" />;
+const SIZE = 20;
+const LIVE_STATES = ['SUBMITTED', 'STARTING', 'READY', 'BUSY'];
+const isLive = (j: Job) => !TERMINAL_JOB_STATES.has(j.state);
+
+/** A job event applied to a list of instances that shows live ones only (or all, newest first). */
+function applyJob(jobs: Job[], j: Job, keepEnded: boolean): Job[] {
+  const rest = jobs.filter((x) => x.jobId !== j.jobId);
+  if (!keepEnded && !isLive(j)) return rest;
+  const at = jobs.findIndex((x) => x.jobId === j.jobId);
+  if (at >= 0) return jobs.map((x) => (x.jobId === j.jobId ? j : x));
+  return [j, ...rest];
 }
 
-export function GroupPage(_: PageProps) {
-  return <PageHeader title="GroupPage" />;
+function InstanceCounts({ g }: { g: Group }) {
+  const ready = g.jobs.filter((j) => j.state === 'READY' || j.state === 'BUSY').length;
+  return (
+    <span class="num" title="instances ready or busy / wanted scale">
+      {ready} / {g.scale}
+    </span>
+  );
+}
+
+function GroupState({ g }: { g: Group }) {
+  return (
+    <span class="badges">
+      <StateBadge state={g.state} />
+      {g.paused && <StateBadge state="PAUSED" />}
+    </span>
+  );
+}
+
+const LIST_COLUMNS: Column<Group>[] = [
+  { label: 'Name', sort: 'name', render: (g) => <a href={href(`/groups/${g.id}`)}>{g.name}</a> },
+  { label: 'State', sort: 'state', render: (g) => <GroupState g={g} /> },
+  { label: 'Kind', sort: 'kind', render: (g) => g.kind, class: 'hide-narrow' },
+  { label: 'Language', render: (g) => g.language, class: 'hide-narrow' },
+  { label: 'Cluster', sort: 'clusterName', render: (g) => g.clusterName, class: 'hide-narrow' },
+  { label: 'Ready / scale', sort: 'scale', render: (g) => <InstanceCounts g={g} />, class: 'num' },
+  { label: 'Created', sort: 'createdTime', render: (g) => <Time ms={g.createdTime} />, class: 'hide-narrow' },
+];
+
+export function GroupsPage({ query }: PageProps) {
+  const canWrite = useCan('operator');
+  const [page, setPage] = useState(0);
+  const [sort, setSort] = useState('createdTime,desc');
+  const [states, setStates] = useState(query.get('state') ?? 'ACTIVE');
+  const [search, setSearch] = useState('');
+  const [creating, setCreating] = useState(false);
+  const list = useAsync(
+    (signal) =>
+      get<Page<Group>>(
+        '/group',
+        { page, size: SIZE, sort, search, groupStates: states ? [states] : undefined, jobStates: LIVE_STATES },
+        signal,
+      ),
+    [page, sort, states, search],
+  );
+  const ids = (list.data?.content ?? []).map((g) => g.id);
+  const live = useStream<Job>('/jobs', { groupIds: ids.length ? ids : ['-'] }, (j) =>
+    list.setData(
+      (prev) =>
+        prev && {
+          ...prev,
+          content: prev.content.map((g) => (g.id === j.groupId ? { ...g, jobs: applyJob(g.jobs, j, false) } : g)),
+        },
+    ),
+  );
+  const data = list.data;
+  return (
+    <section>
+      <PageHeader title="Groups" live={live}>
+        {canWrite && (
+          <Button variant="primary" onClick={() => setCreating(true)}>
+            New group
+          </Button>
+        )}
+      </PageHeader>
+      <div class="toolbar">
+        <label class="field">
+          <span class="field-label">Search</span>
+          <input
+            type="search"
+            value={search}
+            placeholder="name or description"
+            onChange={(e) => {
+              setSearch(e.currentTarget.value);
+              setPage(0);
+            }}
+          />
+        </label>
+        <label class="field">
+          <span class="field-label">State</span>
+          <select
+            value={states}
+            onChange={(e) => {
+              setStates(e.currentTarget.value);
+              setPage(0);
+            }}
+          >
+            <option value="ACTIVE">active</option>
+            <option value="ARCHIVED">archived</option>
+            <option value="">all</option>
+          </select>
+        </label>
+      </div>
+      <ErrorBox error={list.error} />
+      <Table
+        columns={LIST_COLUMNS}
+        rows={data?.content ?? []}
+        rowKey={(g) => g.id}
+        sort={sort}
+        onSort={setSort}
+        empty={list.loading && !data ? 'Loading…' : 'No groups.'}
+        caption="groups"
+      />
+      {data && <Pager page={page} totalPages={data.totalPages} total={data.totalElements} onPage={setPage} />}
+      <Dialog open={creating} title="New group" onClose={() => setCreating(false)}>
+        <CreateGroupForm onCreated={(id) => navigate(`/groups/${id}`)} />
+      </Dialog>
+    </section>
+  );
+}
+
+const INSTANCE_COLUMNS: Column<Job>[] = [
+  {
+    label: 'Instance',
+    render: (j) => <InstanceLink jobId={j.jobId} groupId={j.groupId} />,
+  },
+  { label: 'State', render: (j) => <StateBadge state={j.state} /> },
+  { label: 'Submitted', render: (j) => <Time ms={j.submitTime} />, class: 'hide-narrow' },
+  { label: 'Started', render: (j) => <Time ms={j.startTime} /> },
+  { label: 'Error', render: (j) => j.error ?? '', class: 'hide-narrow instance-error' },
+];
+
+function GroupFields({ g }: { g: Group }) {
+  const mem = Object.entries(g.memorySettings)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(', ');
+  const conf = Object.entries(g.jobConfig)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('; ');
+  return (
+    <dl class="kv">
+      <dt>Id</dt>
+      <dd>
+        <code>{g.id}</code>
+      </dd>
+      <dt>Kind</dt>
+      <dd>{g.kind}</dd>
+      <dt>Language</dt>
+      <dd>{g.language}</dd>
+      <dt>Cluster</dt>
+      <dd>{g.clusterName}</dd>
+      <dt>Pause when idle</dt>
+      <dd>{g.autoPause ? 'yes' : 'no'}</dd>
+      <dt>Created</dt>
+      <dd>
+        <Time ms={g.createdTime} />
+      </dd>
+      {g.archivedTime && (
+        <>
+          <dt>Archived</dt>
+          <dd>
+            <Time ms={g.archivedTime} />
+          </dd>
+        </>
+      )}
+      {g.description && (
+        <>
+          <dt>Description</dt>
+          <dd>{g.description}</dd>
+        </>
+      )}
+      <dt>Tags</dt>
+      <dd>{g.tags || <span class="muted">none</span>}</dd>
+      <dt>Spark configuration</dt>
+      <dd>{conf ? <code>{conf}</code> : <span class="muted">none</span>}</dd>
+      <dt>Memory</dt>
+      <dd>
+        <code>{mem}</code>
+      </dd>
+      {g.pyRequirements && (
+        <>
+          <dt>Python requirements</dt>
+          <dd>
+            <code>{g.pyRequirements}</code>
+          </dd>
+        </>
+      )}
+      {g.packages && (
+        <>
+          <dt>Packages</dt>
+          <dd>
+            <code>{g.packages}</code>
+          </dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+function GroupActions({ g, reload }: { g: Group; reload: () => void }) {
+  const canWrite = useCan('operator');
+  if (!canWrite || g.state === 'ARCHIVED')
+    return g.state === 'ARCHIVED' && canWrite ? (
+      <ConfirmButton
+        label="Delete"
+        question={`Delete ${g.name} and its results?`}
+        onConfirm={() => act('Group deleted', () => del(`/group/${g.id}`)).then((ok) => ok && navigate('/groups'))}
+      />
+    ) : null;
+  const run = (what: string, done: string) => () => act(done, () => post(`/group/${g.id}/${what}`)).then(reload);
+  return (
+    <>
+      {g.paused ? (
+        <Button variant="primary" onClick={run('resume', 'Group resumed')}>
+          Resume
+        </Button>
+      ) : (
+        <ConfirmButton
+          label="Pause"
+          variant="plain"
+          question="Stop its drivers until resumed?"
+          onConfirm={run('pause', 'Group paused')}
+        />
+      )}
+      <ConfirmButton
+        label="Restart"
+        variant="plain"
+        question="Replace every driver?"
+        onConfirm={run('restart', 'Group restarting')}
+      />
+      <ConfirmButton label="Archive" question="Stop its drivers for good?" onConfirm={run('stop', 'Group archived')} />
+      <ConfirmButton
+        label="Delete"
+        question={`Delete ${g.name} and its results?`}
+        onConfirm={() => act('Group deleted', () => del(`/group/${g.id}`)).then((ok) => ok && navigate('/groups'))}
+      />
+    </>
+  );
+}
+
+export function GroupPage({ params }: PageProps) {
+  const id = params.groupId;
+  const canWrite = useCan('operator');
+  const [showEnded, setShowEnded] = useState(false);
+  const group = useAsync(
+    (signal) =>
+      get<Group>(`/group/${id}`, showEnded ? { jobStates: [...LIVE_STATES, ...TERMINAL_JOB_STATES] } : {}, signal),
+    [id, showEnded],
+  );
+  const live = useStream<Job>('/jobs', { groupIds: id }, (j) =>
+    group.setData((g) => g && { ...g, jobs: applyJob(g.jobs, j, showEnded) }),
+  );
+  // Group fields (scale, paused, error) have no stream: read them again now and then.
+  useInterval(group.reload, 10_000);
+  const g = group.data;
+  if (!g) return group.error ? <ErrorBox error={group.error} /> : <Loading what="Loading the group" />;
+  return (
+    <section class="group-page">
+      <PageHeader
+        title={
+          <>
+            <a class="crumb" href={href('/groups')}>
+              Groups
+            </a>{' '}
+            / {g.name}
+          </>
+        }
+        live={live}
+      >
+        <GroupState g={g} />
+        <GroupActions g={g} reload={group.reload} />
+      </PageHeader>
+      <ErrorBox error={group.error} />
+      {g.error && <ErrorBox error={`The group stopped replacing drivers: ${g.error}`} />}
+      <div class="group-top">
+        <div class="panel">
+          <GroupFields g={g} />
+        </div>
+        <div class="panel">
+          <h2 class="panel-title">
+            Instances{' '}
+            <span class="muted num">
+              <InstanceCounts g={g} />
+            </span>
+          </h2>
+          {canWrite && g.state === 'ACTIVE' && <ScaleControl g={g} onDone={group.reload} />}
+          <label class="check">
+            <input type="checkbox" checked={showEnded} onChange={(e) => setShowEnded(e.currentTarget.checked)} /> Show
+            ended instances
+          </label>
+          <Table
+            columns={INSTANCE_COLUMNS}
+            rows={g.jobs}
+            rowKey={(j) => j.jobId}
+            empty={g.paused ? 'Paused: no drivers until resumed.' : 'No instances running.'}
+            caption="instances"
+          />
+        </div>
+      </div>
+      {canWrite && g.state === 'ACTIVE' && !g.paused && <ExecutePanel group={g} />}
+      {canWrite && g.paused && <p class="muted">Paused: resume the group to run executions.</p>}
+      <ResultsList groupId={g.id} />
+    </section>
+  );
 }
