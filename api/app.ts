@@ -82,7 +82,11 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   });
 
   // The web console's static files: public (they hold no data), outside /api/v1.
-  app.use(consoleAssets(deps.config.CONSOLE_DIR));
+  const { OIDC_ISSUER, OIDC_CONSOLE_CLIENT_ID } = deps.config;
+  // The console's OIDC sign-in fetches the issuer's discovery document and token endpoint from the browser.
+  app.use(
+    consoleAssets(deps.config.CONSOLE_DIR, OIDC_ISSUER && OIDC_CONSOLE_CLIENT_ID ? [new URL(OIDC_ISSUER).origin] : []),
+  );
 
   // Before the body is read: an unknown caller's upload is never stored. Roles: the table in auth/roles.ts.
   app.use(authenticate(deps, apiRoleFor, API_PREFIX));

@@ -16,8 +16,10 @@ const TYPES: Record<string, string> = {
 
 export const CONSOLE_PREFIX = '/console';
 
-export function consoleAssets(dir: string): Middleware {
+/** `connectOrigins`: origins the console's scripts may call besides its own (the OIDC issuer of its sign-in). */
+export function consoleAssets(dir: string, connectOrigins: string[] = []): Middleware {
   const root = path.resolve(dir);
+  const connect = ["'self'", 'ws:', 'wss:', 'https:', ...connectOrigins].join(' ');
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path === '/' || ctx.path === CONSOLE_PREFIX) {
@@ -46,7 +48,7 @@ export function consoleAssets(dir: string): Middleware {
     if (rel === 'index.html') {
       ctx.set(
         'Content-Security-Policy',
-        "default-src 'self'; connect-src 'self' ws: wss: https:; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'",
+        `default-src 'self'; connect-src ${connect}; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'`,
       );
     }
     ctx.body = readFileSync(file);

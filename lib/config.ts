@@ -35,6 +35,8 @@ const schema = z.object({
   OIDC_ROLE_CLAIM: z.string().default('roles'),
   /** Claim values mapped to roles, `group=role;group2=role2`; a value named like a role always counts as it. */
   OIDC_ROLE_MAP: z.string().default(''),
+  /** Public OIDC client id of the web console (authorization code + PKCE, no secret); unset or empty: no OIDC button. */
+  OIDC_CONSOLE_CLIENT_ID: z.string().trim().max(256).optional(),
   /** Port and address of the Livy-compatible API (api/livy/); Livy's own port by default. */
   LIVY_PORT: z.coerce.number().int().min(0).max(65535).default(8998),
   LIVY_HOST: z.string().default('127.0.0.1'),

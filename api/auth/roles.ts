@@ -33,6 +33,7 @@ export const API_RULES: readonly Rule[] = [
   { methods: 'read', path: '/health', need: 'public', why: 'load balancers and probes carry no credentials' },
   { methods: 'read', path: '/openapi.json', need: 'public', why: 'clients learn the security schemes from it' },
   { methods: 'any', path: '/auth/keys*', need: Role.admin, why: 'API keys' },
+  { methods: 'read', path: '/auth/config', need: 'public', why: 'the console asks how to sign in before it can' },
   { methods: 'read', path: '/auth/whoami', need: Role.viewer, why: 'the caller itself' },
   { methods: 'any', path: '/audit*', need: Role.admin, why: 'the audit trail' },
   { methods: 'write', path: '/cluster*', need: Role.admin, why: 'clusters' },

@@ -17,7 +17,31 @@ const WhoAmI = z.object({
   authentication: z.enum(['on', 'off']),
 });
 
+/** What a client needs to know before signing in; public, and nothing in it is a secret. */
+const AuthConfig = z.object({
+  authentication: z.enum(['on', 'off']),
+  oidc: z
+    .object({
+      issuer: z.string().meta({ description: 'OIDC_ISSUER: discovery at <issuer>/.well-known/openid-configuration' }),
+      clientId: z.string().meta({ description: 'OIDC_CONSOLE_CLIENT_ID: public client (authorization code + PKCE)' }),
+    })
+    .optional()
+    .meta({ description: 'present when authentication is on and the console may sign in through the issuer' }),
+});
+
 export const authRoutes = (deps: ApiDeps) => [
+  route({
+    method: 'get',
+    path: '/auth/config',
+    tag: 'auth',
+    summary: 'How to sign in: whether authentication is on, and the OIDC issuer and client id of the console',
+    response: AuthConfig,
+    handler: async () => {
+      const { OIDC_ISSUER: issuer, OIDC_CONSOLE_CLIENT_ID: clientId } = deps.config;
+      const on = authenticatorOf(deps).enabled;
+      return { authentication: on ? 'on' : 'off', ...(on && issuer && clientId ? { oidc: { issuer, clientId } } : {}) };
+    },
+  }),
   route({
     method: 'get',
     path: '/auth/whoami',

@@ -23,8 +23,9 @@ describe('the role table', () => {
   });
   const need = Object.fromEntries(table);
 
-  it('leaves only the health check open; every other route needs a role', () => {
-    expect(table.filter(([, n]) => n === 'public').map(([k]) => k)).toEqual(['GET /health']);
+  it('leaves only the health check and the sign-in settings open; every other route needs a role', () => {
+    expect(table.filter(([, n]) => n === 'public').map(([k]) => k)).toEqual(['GET /health', 'GET /auth/config']);
+    expect(apiRoleFor('POST', '/auth/config')).toBe('operator');
     expect(apiRoleFor('GET', '/openapi.json')).toBe('public');
     expect(apiRoleFor('GET', '/metrics')).toBe('viewer');
     expect(apiRoleFor('POST', '/health')).toBe('operator');
@@ -32,7 +33,7 @@ describe('the role table', () => {
 
   it('gives reads and streams to viewers', () => {
     for (const [k, n] of table)
-      if (k.startsWith('GET ') && !/auth\/keys|audit|health/.test(k)) expect(n, k).toBe('viewer');
+      if (k.startsWith('GET ') && !/auth\/keys|auth\/config|audit|health/.test(k)) expect(n, k).toBe('viewer');
     expect(need['GET /job/updates']).toBe('viewer');
   });
 
