@@ -9,6 +9,7 @@ import {
   type DriverStatus,
   type LogRange,
 } from '../domain/driver';
+import { withDriverStatus } from '../domain/job-transitions';
 import type { Job, JobLogEntry } from '../domain/types';
 import type { Config } from '../lib/config';
 import type { AdapterLookup } from './adapters/registry';
@@ -51,7 +52,7 @@ export function createDriverActivities(
   adapterFor: AdapterLookup,
   projection: Pick<ReturnType<typeof createProjection>, 'projectJob'>,
 ) {
-  return {
+  const activities = {
     /**
      * Launches a driver. `starting` is the job's STARTING record with a version the workflow reserved
      * for it: writing it here, through the same versioned projection, saves the workflow a round of
@@ -137,6 +138,33 @@ export function createDriverActivities(
       const adapter = await adapterFor(clusterName);
       const all = await Promise.all(driverIds.map((id) => adapter.logs(id, range)));
       return all.flat();
+    },
+  };
+
+  return {
+    ...activities,
+
+    /**
+     * watchDriver for a single job whose driver has not run yet: the first time the driver is seen RUNNING,
+     * this writes the job's BUSY record itself (`starting`: the job as the workflow holds it, and a version
+     * it reserved) and watches on, so the workflow spends no task of its own on that step. Returns the
+     * status that ended the watch and the BUSY record if it was written.
+     */
+    async watchJobDriver(
+      clusterName: string,
+      driverId: string,
+      known: DriverStatus,
+      startingSince: number | undefined,
+      starting: { job: Job; version: number },
+      maxWaitMs = 10 * 60_000,
+    ): Promise<{ status: DriverStatus; busy?: Job }> {
+      const deadline = Date.now() + maxWaitMs;
+      const first = await activities.watchDriver(clusterName, driverId, known, maxWaitMs, startingSince);
+      if (first.phase !== DriverPhase.RUNNING || Context.current().cancellationSignal.aborted) return { status: first };
+      const busy = withDriverStatus(starting.job, first, Date.now());
+      await projection.projectJob(busy, starting.version);
+      const status = await activities.watchDriver(clusterName, driverId, first, Math.max(0, deadline - Date.now()));
+      return { status, busy };
     },
   };
 }

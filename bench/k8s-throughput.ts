@@ -1,7 +1,8 @@
 // (b) Sustained single-job throughput with the real k8s adapter against the in-process fake Kubernetes
 // API server (pods Pending 20 ms, Running 200 ms, then Succeeded; artifacts to an S3 served by moto). Submits continuously for a fixed
 // time with a bounded number of submissions in flight, then lets the accepted jobs drain.
-// Target (issue): > 1,000 submissions per minute on a 2-core machine.
+// Target (issue 11): > 2,000 jobs per minute both accepted and FINISHED, on a 2-core machine. Submissions no
+// longer wait for the workflow, so the two can differ: what is accepted but not yet ended shows as the backlog.
 //
 //   npm run bench:k8s           BENCH_SECONDS (60), BENCH_CONCURRENCY (16), BENCH_DRAIN_SECONDS (60)
 import { performance } from 'node:perf_hooks';
@@ -168,7 +169,8 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 180, async () => {
   for (const f of failed) console.log(`  FAILED ${f._id}: ${f.error}`);
   printStats('submit HTTP latency', [['POST /job/submit', latencies]]);
   console.log('');
-  printTarget('submissions accepted per minute', perMin(accepted.length), '>', 1000, '/min');
+  printTarget('submissions accepted per minute', perMin(accepted.length), '>', 2000, '/min');
+  printTarget('jobs FINISHED per minute', perMin(finishedInWindow), '>', 2000, '/min');
   const l = stats(latencies);
   printJson('k8s-throughput', {
     seconds: round(elapsedS),

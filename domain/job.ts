@@ -8,10 +8,19 @@ export interface JobWorkflowInput {
   spec: SparkSpec;
   maxRetries: number;
   scheduleId?: string;
+  /**
+   * Set by the API, which writes the SUBMITTED record itself (version {@link SUBMITTED_VERSION}) right after
+   * starting the workflow: the record's submitTime, and the workflow writes no SUBMITTED record of its own.
+   */
+  submittedAt?: number;
   /** Set when the workflow continues as new: the state it had. */
   resume?: { job: Job; seq: number; leftovers?: string[] };
 }
 
+/** Version of the SUBMITTED record the API writes; every write of the workflow has a higher one. */
+export const SUBMITTED_VERSION = 1;
+
+/** The SUBMITTED record; `now` is the workflow's start time unless the API set `submittedAt`. */
 export function newJobRecord(jobId: string, input: JobWorkflowInput, now: number): Job {
   const s = input.spec;
   return {
@@ -28,7 +37,7 @@ export function newJobRecord(jobId: string, input: JobWorkflowInput, now: number
     pyRequirements: s.pyRequirements.join(';'),
     packages: s.packages.join(','),
     state: JobState.SUBMITTED,
-    submitTime: now,
+    submitTime: input.submittedAt ?? now,
     maxRetries: input.maxRetries,
     attempt: 1,
     memorySettings: s.memorySettings,

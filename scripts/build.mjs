@@ -10,7 +10,6 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { build } from 'esbuild';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
@@ -39,10 +38,8 @@ await build({
 const quiet = () => undefined;
 const { code } = await bundleWorkflowCode({
   workflowsPath: path.join(ROOT, 'workflows', 'index.ts'),
-  // As worker/worker.ts's WORKFLOW_INTERCEPTOR_MODULES: the Temporal SDK's OpenTelemetry workflow interceptors.
-  workflowInterceptorModules: [
-    createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
-  ],
+  // As worker/worker.ts's WORKFLOW_INTERCEPTOR_MODULES: the SDK's OpenTelemetry interceptors for traced workflows.
+  workflowInterceptorModules: [path.join(ROOT, 'workflows', 'trace-interceptors.ts')],
   logger: {
     log: quiet,
     trace: quiet,

@@ -131,6 +131,10 @@ export function serverCommands(o: ServicesOptions): { temporal: Command; mongo: 
     // activity goes from 100 ms to 42 ms end to end on this machine.
     '--dynamic-config-value',
     'history.transferProcessorMaxPollRPS=1000',
+    // The CLI's dev server re-reads the search attribute list from its database on every use (a start with
+    // search attributes, each upsert); they are all registered right here at start, so the cache is safe.
+    '--dynamic-config-value',
+    'system.forceSearchAttributesCacheRefreshOnRead=false',
     ...Object.values(SearchAttr).flatMap((n) => ['--search-attribute', `${n}=Keyword`]),
     ...Object.entries(o.dynamicConfig ?? {}).flatMap(([k, v]) => [
       '--dynamic-config-value',

@@ -14,7 +14,6 @@ import {
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
 import type { ClusterAdapter } from '../domain/driver';
@@ -27,10 +26,11 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 /**
  * Interceptors inside every workflow bundle (here, scripts/build.mjs, the tests' bundles): the Temporal SDK's
  * OpenTelemetry ones, which continue the trace of the request that started or signalled a workflow and pass
- * it on to its activities. Their spans leave the sandbox through the `exporter` sink (createWorker).
+ * it on to its activities, for the workflows that carry a trace (workflows/trace-interceptors.ts). Their
+ * spans leave the sandbox through the `exporter` sink (createWorker).
  */
 export const WORKFLOW_INTERCEPTOR_MODULES = [
-  createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+  fileURLToPath(new URL('../workflows/trace-interceptors.ts', import.meta.url)),
 ];
 
 let bundle: Promise<WorkflowBundle> | undefined;

@@ -36,8 +36,12 @@ import type { Job } from '../domain/types';
 import { cleanup, drivers, projection, quickRemoval, watch } from './activity-options';
 import { driverCleanupWorkflow, driverCleanupWorkflowId } from './driver-cleanup';
 import { isLaunchDeadline, launchUntilDeadline } from './launch';
+import { FEWER_STEPS } from './patches';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
+
+/** Whether two records are equal (records are built the same way, so their keys come in the same order). */
+const sameRecord = (a: Job, b: Job): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** How a watched try ended: the job is done, or the try failed with this status. */
 type TryEnd = { done: Job } | { failed: DriverStatus };
@@ -57,6 +61,16 @@ export class JobRun {
   private startingSince: number | undefined;
   /** Drivers whose removal failed so far, with the cause; a background removal runs for each. */
   private readonly leftovers = new Map<string, string>();
+  /**
+   * Patch FEWER_STEPS: a record that a status did not change is not written again, SparkJobState is upserted
+   * only when it changes, the watch activity writes BUSY itself, and a cancel during a launch waits for the
+   * launch before removing the driver. Workflows started before it keep their old steps on replay.
+   */
+  private readonly lean: boolean;
+  /** The SparkJobState value last upserted (lean workflows upsert only changes). */
+  private searchedState: string | undefined;
+  /** The launch attempt in flight, if any (lean workflows): a cancel waits for it before removing the driver. */
+  private launchInFlight: Promise<unknown> | undefined;
 
   constructor(
     private readonly input: JobWorkflowInput,
@@ -65,6 +79,7 @@ export class JobRun {
     this.job = input.resume?.job ?? newJobRecord(jobId, input, workflowInfo().runStartTime.getTime());
     this.versions = new WriteVersions(input.resume?.seq ?? 0);
     this.projected = input.resume !== undefined;
+    this.lean = patched(FEWER_STEPS);
     for (const id of input.resume?.leftovers ?? []) this.removeInBackground(id, 'carried over');
   }
 
@@ -86,7 +101,11 @@ export class JobRun {
   /** Runs tries until the job is done; returns its final record. */
   async run(): Promise<Job> {
     const { job, input } = this;
-    if (!input.resume) {
+    if (!input.resume && input.submittedAt !== undefined) {
+      // The API wrote the SUBMITTED record and set the search attributes at start: straight to the launch.
+      this.projected = true;
+      this.searchedState = this.job.state;
+    } else if (!input.resume) {
       setSearch({
         jobId: this.jobId,
         clusterName: job.clusterName,
@@ -94,6 +113,7 @@ export class JobRun {
         scheduleId: input.scheduleId,
         jobState: job.state,
       });
+      this.searchedState = job.state;
       await this.project();
     }
     // After continue-as-new the current try goes on: launching again finds its driver.
@@ -132,6 +152,8 @@ export class JobRun {
       return;
     }
     await this.finish(JobState.CANCELED, CANCELED_MESSAGE);
+    // A launch still under way would create the driver after its removal: let it end first.
+    if (this.launchInFlight) await this.launchInFlight;
     await this.removeDriver(this.driverId());
     await this.handOverCleanup();
   }
@@ -162,10 +184,36 @@ export class JobRun {
   }
 
   private async project(): Promise<void> {
-    setSearch({ jobState: this.job.state });
+    this.syncSearch();
     if (this.deleted) return;
     await projection.projectJob({ ...this.job }, this.versions.next());
     this.projected = true;
+  }
+
+  /** Upserts SparkJobState (lean workflows: only when it changed). */
+  private syncSearch(): void {
+    if (!this.lean || this.job.state !== this.searchedState) setSearch({ jobState: this.job.state });
+    this.searchedState = this.job.state;
+  }
+
+  /**
+   * Watches the driver once, until its status changes. A lean workflow whose driver has not run yet lets the
+   * watch activity write the BUSY record itself (with a version reserved here) and watch on, which saves a
+   * workflow task per job; the record it wrote becomes the job's.
+   */
+  private async watchOnce(known: DriverStatus): Promise<DriverStatus> {
+    const { clusterName } = this.job;
+    const since = this.startingSince;
+    if (known.phase !== 'PENDING' || this.job.state !== JobState.STARTING)
+      return watch.watchDriver(clusterName, this.driverId(), known, undefined, since);
+    const starting = { job: { ...this.job }, version: this.versions.next() };
+    const r = await watch.watchJobDriver(clusterName, this.driverId(), known, since, starting);
+    if (r.busy) {
+      this.job = r.busy;
+      this.startingSince = undefined;
+      this.syncSearch();
+    }
+    return r.status;
   }
 
   /** The job with its driver's latest status, UNKNOWN with the cause while the cluster does not answer. */
@@ -185,7 +233,7 @@ export class JobRun {
     if (fresh) {
       this.job = startingJob(this.job);
       starting = { job: { ...this.job }, version: this.versions.next() };
-      setSearch({ jobState: this.job.state });
+      this.syncSearch();
     }
     const { jobId, input } = this;
     const labels = { jobId, ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}) };
@@ -197,6 +245,7 @@ export class JobRun {
         this.observe({ phase: 'UNKNOWN', message: cause });
         return this.project();
       },
+      ...(this.lean ? { inFlight: (attempt: Promise<unknown>) => void (this.launchInFlight = attempt) } : {}),
     });
     this.startingSince = since;
     return status;
@@ -206,16 +255,22 @@ export class JobRun {
   private async watchTry(first: DriverStatus): Promise<TryEnd> {
     let status = first;
     for (;;) {
+      const before = this.job;
       this.observe(status);
-      await this.project();
+      // A status that changes nothing (PENDING while STARTING, SUCCEEDED while BUSY) is not written again.
+      if (!this.lean || !sameRecord(before, this.job)) await this.project();
       const outcome = tryOutcome(status);
       if (outcome === 'succeeded') return { done: await this.removeAndFinish() };
       if (outcome === 'failed') return { failed: status };
       if (this.stopRequested) return { done: await this.removeAndFinish() };
       const scope = new CancellationScope();
+      const known = status;
       const { clusterName } = this.job;
       const since = this.startingSince;
-      const next = scope.run(() => watch.watchDriver(clusterName, this.driverId(), status, undefined, since));
+      // Workflows from before FEWER_STEPS schedule the plain watch exactly as they did.
+      const next = scope.run(() =>
+        this.lean ? this.watchOnce(known) : watch.watchDriver(clusterName, this.driverId(), known, undefined, since),
+      );
       await Promise.race([next, condition(() => this.stopRequested)]);
       if (this.stopRequested) {
         scope.cancel();

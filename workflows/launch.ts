@@ -2,7 +2,7 @@
 // type: each failed attempt is reported (the caller shows its job UNKNOWN with the cause), the next one
 // follows after a growing delay, and past LAUNCH_DEADLINE_MS (checked by the launch activity) the
 // launch fails for good with the last cause. A spec that cannot run fails at once, as before.
-import { ActivityFailure, ApplicationFailure, isCancellation, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, sleep } from '@temporalio/workflow';
 import { relaunchDelayMs } from '../domain/broken-clusters';
 import { FailureType, type DriverSpec, type DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
@@ -16,6 +16,20 @@ export interface LaunchRequest {
   starting?: { job: Job; version: number };
   /** Called after each attempt the cluster did not answer, with the cause and when trying began. */
   unreachable(cause: string, since: number): Promise<void> | void;
+  /**
+   * Set: each attempt runs to its end even when the caller is cancelled (the request itself rejects at
+   * once), and is handed here, so the caller can wait for it before removing the driver: a cancel that
+   * comes while the cluster is still creating the driver then leaves no driver behind.
+   */
+  inFlight?(attempt: Promise<unknown>): void;
+}
+
+/** One launch attempt; shielded from cancellation when the caller follows attempts in flight. */
+function attempt(r: LaunchRequest, starting: LaunchRequest['starting'], since: number): Promise<DriverStatus> {
+  if (!r.inFlight) return launching.launchDriver(r.clusterName, r.spec, starting, since);
+  const call = CancellationScope.nonCancellable(() => launching.launchDriver(r.clusterName, r.spec, starting, since));
+  r.inFlight(call.catch(() => undefined));
+  return Promise.race([call, CancellationScope.current().cancelRequested]);
 }
 
 /** The ApplicationFailure inside an activity's failure, if it is one. */
@@ -34,7 +48,7 @@ export async function launchUntilDeadline(r: LaunchRequest): Promise<{ status: D
   let lastCause: string | undefined;
   for (let failures = 1; ; failures++) {
     try {
-      return { status: await launching.launchDriver(r.clusterName, r.spec, starting, since), since };
+      return { status: await attempt(r, starting, since), since };
     } catch (e) {
       if (isCancellation(e)) throw e;
       if (isPermanent(e)) {

@@ -1,15 +1,18 @@
-// Single jobs (docs/api.md: Job; operations 4.16–4.20): submit starts the workflow `job/<jobId>`; reads come from the
-// read model the workflow projects; cancel, stop and delete go through the workflow.
-import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
+// Single jobs (docs/api.md: Job; operations 4.16–4.20): submit starts the workflow `job/<jobId>` and writes its
+// SUBMITTED record; reads come from the read model the workflow projects; cancel, stop and delete go through the
+// workflow.
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { Document } from 'mongodb';
 import { parseTags } from '../../domain/delimited';
 import { jobWorkflowId, SearchAttr } from '../../domain/ids';
-import { singleJobDriverId, type JobWorkflowInput } from '../../domain/job';
+import { newJobRecord, singleJobDriverId, SUBMITTED_VERSION, type JobWorkflowInput } from '../../domain/job';
 import type { Job, JobLogEntry } from '../../domain/resources';
 import { DEFAULT_JOB_STATE_FILTER, isTerminal, JOB_STATES, JOB_TYPES, JobType } from '../../domain/states';
+import { createProjection } from '../../activities/projection';
+import { logger } from '../../lib/log';
 import { Collections } from '../../lib/mongo';
-import { acceptedUpdate, stopJobUpdate, type singleJobWorkflow } from '../../workflows/job';
+import { stopJobUpdate, type singleJobWorkflow } from '../../workflows/job';
 import { deleteJobWorkflow, driverLogsWorkflow } from '../../workflows/ops';
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
 import { checkCluster } from '../clusters/quota';
@@ -31,6 +34,8 @@ import { checkMainResource, parseMaxRetries, sparkSpecOf } from '../spark-form';
 import type { JobSubmitForm } from './schemas';
 
 type Query = Record<string, string | string[] | undefined>;
+
+const log = logger('api.jobs');
 
 /** Filters of GET /job (4.16). */
 export function jobFilter(query: Query): Document {
@@ -63,8 +68,24 @@ export function jobStartOptions(taskQueue: string, jobId: string, input: JobWork
       [SearchAttr.jobId]: [jobId],
       [SearchAttr.clusterName]: [input.spec.clusterName],
       [SearchAttr.jobType]: ['SINGLE'],
+      [SearchAttr.jobState]: ['SUBMITTED'],
     },
   };
+}
+
+/**
+ * Writes a just-started job's SUBMITTED record (read-your-writes for the client). The job runs whether or
+ * not this write succeeds: if MongoDB does not answer, the record appears with the workflow's first write.
+ */
+async function recordSubmitted({ store }: Pick<ApiDeps, 'store'>, job: Job): Promise<void> {
+  try {
+    await createProjection(store).projectJob(job, SUBMITTED_VERSION);
+  } catch (e) {
+    log.warn('SUBMITTED record not written; the workflow writes the next one', {
+      jobId: job.jobId,
+      error: (e as Error).message,
+    });
+  }
 }
 
 export async function getJob({ store }: Pick<ApiDeps, 'store'>, jobId: string): Promise<Job> {
@@ -107,12 +128,13 @@ export async function submitJob(deps: ApiDeps, body: JobSubmitForm, files: Files
     const maxRetries = parseMaxRetries(body.maxRetries);
     await checkCluster(store, draft);
     const spec = { ...draft, artifacts: await storeUploads(config.ARTIFACT_DIR, jobId, files) };
-    await temporal.workflow.executeUpdateWithStart(acceptedUpdate, {
-      startWorkflowOperation: new WithStartWorkflowOperation<typeof singleJobWorkflow>(
-        'singleJobWorkflow',
-        jobStartOptions(config.TASK_QUEUE, jobId, { spec, maxRetries }),
-      ),
+    // The workflow is started (durable from here on), then the SUBMITTED record is written here, so the
+    // answer waits for neither a workflow task nor a worker; the workflow's own writes have higher versions.
+    const input: JobWorkflowInput = { spec, maxRetries, submittedAt: Date.now() };
+    await temporal.workflow.start<typeof singleJobWorkflow>('singleJobWorkflow', {
+      ...jobStartOptions(config.TASK_QUEUE, jobId, input),
     });
+    await recordSubmitted(deps, newJobRecord(jobId, input, input.submittedAt!));
     return { jobId };
   } finally {
     await discardUploads(files);

@@ -2,6 +2,7 @@
 // kept in memory (versioned like the real projection), and Temporal Schedule calls recorded.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DriverSpec, DriverStatus } from '../../domain/driver';
+import { withDriverStatus } from '../../domain/job-transitions';
 import type { TemporalScheduleDef } from '../../domain/schedule';
 import type { EngineEndpoint, SqlEngineRecord } from '../../domain/sql-engine';
 import type { SqlEngine } from '../../domain/states';
@@ -14,6 +15,8 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
   const drivers = new Map<string, DriverStatus>();
   const launches: DriverSpec[] = [];
   const removed: string[] = [];
+  /** Job ids whose BUSY record the watch activity wrote (watchJobDriver). */
+  const busyWrites: string[] = [];
   /** Per driverId: errors the next launches throw, in order. */
   const launchErrors = new Map<string, Error[]>();
   /** Per driverId: a launch that waits this long (ms) first. */
@@ -48,6 +51,21 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
         await new Promise((r) => setTimeout(r, 25));
       }
     },
+    /** Like the real one: writes the BUSY record when the driver is first seen RUNNING, then watches on. */
+    async watchJobDriver(
+      cluster: string,
+      driverId: string,
+      known: DriverStatus,
+      _since: number | undefined,
+      starting: { job: Job; version: number },
+    ): Promise<{ status: DriverStatus; busy?: Job }> {
+      const first = await activities.watchDriver(cluster, driverId, known);
+      if (first.phase !== 'RUNNING' || Context.current().cancellationSignal.aborted) return { status: first };
+      const busy = withDriverStatus(starting.job, first, Date.now());
+      busyWrites.push(busy.jobId);
+      await read.projectJob(busy, starting.version);
+      return { status: await activities.watchDriver(cluster, driverId, first), busy };
+    },
     async removeDriver(_cluster: string, driverId: string): Promise<void> {
       const delay = removeDelay.get(driverId);
       if (delay) await new Promise((r) => setTimeout(r, delay));
@@ -68,6 +86,7 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
     read,
     launches,
     removed,
+    busyWrites,
     launched: (driverId: string) => launches.some((l) => l.driverId === driverId),
     set: (driverId: string, phase: Phase, extra: Partial<DriverStatus> = {}) =>
       drivers.set(driverId, { phase, ...extra }),

@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobWorkflowId } from '../../domain/ids';
 import type { JobWorkflowInput } from '../../domain/job';
-import { singleJobDriverId } from '../../domain/job';
+import { newJobRecord, singleJobDriverId, SUBMITTED_VERSION } from '../../domain/job';
 import type { SparkSpec } from '../../domain/types';
 import { acceptedUpdate, jobQuery, stopJobUpdate, type singleJobWorkflow } from '../../workflows/job';
 import { fakeCluster } from './fake-activities';
@@ -54,11 +54,16 @@ describe('single job workflow', () => {
     await eventually(() => cluster.launched(driver(1)), 20_000, 'launch');
     cluster.set(driver(1), 'RUNNING', { appId: 'app-1' });
     await eventually(() => cluster.read.job(id)?.state === 'BUSY', 20_000, 'BUSY');
-    expect((await h.query(jobQuery)).appId).toBe('app-1');
+    // The watch activity wrote BUSY itself (no workflow task for it); the workflow holds that record too.
+    const busy = cluster.read.job(id)!;
+    expect(busy).toMatchObject({ state: 'BUSY', appId: 'app-1' });
+    expect(busy.startTime).toBeGreaterThan(0);
+    expect(cluster.busyWrites).toContain(id);
     cluster.set(driver(1), 'SUCCEEDED', { appId: 'app-1' });
     const done = await h.result();
     expect(done).toMatchObject({ jobId: id, state: 'FINISHED', attempt: 1, appId: 'app-1' });
-    expect(done.startTime).toBeGreaterThan(0);
+    expect(done.startTime).toBe(busy.startTime);
+    expect(await h.query(jobQuery)).toMatchObject({ state: 'FINISHED', appId: 'app-1' });
     expect(done.endTime).toBeGreaterThanOrEqual(done.startTime!);
     // Every status seen is written; the states, each once in order:
     const states = cluster.read.jobStates(id).filter((s, i, all) => s !== all[i - 1]);
@@ -126,8 +131,50 @@ describe('single job workflow', () => {
     });
     await eventually(() => cluster.read.job(pending)?.state === 'STARTING', 20_000, 'STARTING');
     await h.cancel();
+    // CANCELED at once, while the launch still runs; the removal waits for it, so no driver is left.
+    await eventually(() => cluster.read.job(pending)?.state === 'CANCELED', 2_500, 'CANCELED before the launch ended');
+    expect(cluster.launched(singleJobDriverId(pending, 1))).toBe(false);
     await expect(h.result()).rejects.toBeInstanceOf(WorkflowFailedError);
     expect(cluster.read.job(pending)).toMatchObject({ state: 'CANCELED', error: 'cancelled on request' });
     expect(cluster.removed).toContain(singleJobDriverId(pending, 1));
+    expect(cluster.alive(singleJobDriverId(pending, 1))).toBe(false);
+  });
+
+  it('a job the API recorded: no SUBMITTED write of its own, the API time as submitTime, straight to launch', async () => {
+    const id = `job-${Date.now()}-api`;
+    const submittedAt = Date.now() - 1_000;
+    const input: JobWorkflowInput = { spec, maxRetries: 0, submittedAt };
+    // What the API writes before it answers (api/jobs/service.ts).
+    await cluster.projectJob(newJobRecord(id, input, submittedAt), SUBMITTED_VERSION);
+    const h = await t.env.client.workflow.start<typeof singleJobWorkflow>('singleJobWorkflow', {
+      taskQueue: TASK_QUEUE,
+      workflowId: jobWorkflowId(id),
+      args: [input],
+    });
+    expect(await h.executeUpdate(acceptedUpdate)).toEqual({ jobId: id });
+    await eventually(() => cluster.launched(singleJobDriverId(id, 1)), 20_000, 'launch');
+    cluster.set(singleJobDriverId(id, 1), 'SUCCEEDED');
+    const done = await h.result();
+    expect(done).toMatchObject({ state: 'FINISHED', submitTime: submittedAt });
+    expect(cluster.read.jobStates(id)).toEqual(['SUBMITTED', 'STARTING', 'FINISHED']);
+  });
+
+  it('cancelled right after the API started it, while the launch is under way: no driver is left behind', async () => {
+    const id = `job-${Date.now()}-cancel-early`;
+    const driverId = singleJobDriverId(id, 1);
+    cluster.slowLaunch(driverId, 1_500);
+    const input: JobWorkflowInput = { spec, maxRetries: 0, submittedAt: Date.now() };
+    await cluster.projectJob(newJobRecord(id, input, input.submittedAt!), SUBMITTED_VERSION);
+    const h = await t.env.client.workflow.start<typeof singleJobWorkflow>('singleJobWorkflow', {
+      taskQueue: TASK_QUEUE,
+      workflowId: jobWorkflowId(id),
+      args: [input],
+    });
+    await h.cancel();
+    await expect(h.result()).rejects.toBeInstanceOf(WorkflowFailedError);
+    expect(cluster.read.job(id)).toMatchObject({ state: 'CANCELED', submitTime: input.submittedAt });
+    expect(cluster.alive(driverId)).toBe(false);
+    // Whatever the launch created (if it had begun) was removed after it.
+    if (cluster.launched(driverId)) expect(cluster.removed).toContain(driverId);
   });
 });

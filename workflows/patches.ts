@@ -1,0 +1,9 @@
+// Patch ids that more than one module checks. A patch id's first check records a marker and upserts the
+// TemporalChangeVersion search attribute (a history event and a visibility write each), so changes made
+// together share one id: a workflow started before them replays without the marker and keeps the old steps.
+
+/**
+ * Fewer steps per workflow task (issue 11): no OpenTelemetry interceptors for untraced workflows
+ * (workflows/trace-interceptors.ts), and the single job's leaner steps (workflows/job-run.ts).
+ */
+export const FEWER_STEPS = 'fewer-steps-per-task';
