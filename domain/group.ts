@@ -118,4 +118,26 @@ export type JobInstanceRecord = JobInstanceResult & {
   tagMap: Record<string, string>;
 };
 
+/** What the runner is asked to run for an execution, by the workflow's activity or the direct channel alike. */
+export const runnerRequest = (input: JobInstanceInput): RunnerRequest => ({
+  jobInstanceId: input.jobInstanceId,
+  groupId: input.groupId,
+  type: input.type,
+  ...(input.jobClass ? { jobClass: input.jobClass } : {}),
+  ...(input.code !== undefined ? { code: input.code } : {}),
+  jobConfig: input.jobConfig,
+});
+
+/** The result record of an execution that started at `startTime` and has no outcome yet. */
+export const startedRecord = (input: JobInstanceInput, startTime: number): JobInstanceRecord => ({
+  jobInstanceId: input.jobInstanceId,
+  groupId: input.groupId,
+  groupName: input.groupName,
+  clusterName: input.clusterName,
+  tagMap: input.tagMap,
+  ...(input.jobClass ? { jobClass: input.jobClass } : {}),
+  jobConfig: input.jobConfig,
+  startTime,
+});
+
 export const instanceDriverId = (instanceJobId: string): string => `inst-${instanceJobId}`;

@@ -1,6 +1,11 @@
 // The state of one group workflow and what its messages and its loop do to it. Handlers change state
 // synchronously and then wait for the loop to write it (read-your-writes); the loop alone calls
 // activities. So no handler awaits and then mutates, and none needs a mutex.
+//
+// Over 300 lines on purpose: the handlers and the loop share this one state and its invariant above, which
+// is checked by reading them together. The rules they apply are pure functions elsewhere: reconcile and
+// drain (domain/group-instances.ts), crash-loop backoff (domain/broken-clusters.ts), settings patches
+// (domain/group-settings.ts).
 import { condition, log, patched } from '@temporalio/workflow';
 import {
   afterStartFailure,

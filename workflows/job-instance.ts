@@ -9,7 +9,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { noReadyInstanceError } from '../domain/broken-clusters';
-import type { JobInstanceInput, JobInstanceRecord, RunnerRequest, RunnerResponse } from '../domain/group';
+import {
+  runnerRequest,
+  startedRecord,
+  type JobInstanceInput,
+  type JobInstanceRecord,
+  type RunnerRequest,
+  type RunnerResponse,
+} from '../domain/group';
 import { failureMessage } from '../domain/failure';
 import { groupTaskQueue, groupWorkflowId } from '../domain/ids';
 import { projection } from './activity-options';
@@ -29,16 +36,7 @@ interface RunnerActivities {
 }
 
 export async function jobInstanceWorkflow(input: JobInstanceInput): Promise<JobInstanceRecord> {
-  const record: JobInstanceRecord = {
-    jobInstanceId: input.jobInstanceId,
-    groupId: input.groupId,
-    groupName: input.groupName,
-    clusterName: input.clusterName,
-    tagMap: input.tagMap,
-    ...(input.jobClass ? { jobClass: input.jobClass } : {}),
-    jobConfig: input.jobConfig,
-    startTime: workflowInfo().runStartTime.getTime(),
-  };
+  const record = startedRecord(input, workflowInfo().runStartTime.getTime());
   const { executeJobInstance } = proxyActivities<RunnerActivities>({
     taskQueue: groupTaskQueue(input.groupId),
     // A paused group needs a driver start (tens of seconds) before a runner polls; no schedule-to-start limit.
@@ -51,14 +49,7 @@ export async function jobInstanceWorkflow(input: JobInstanceInput): Promise<JobI
   const woken = input.wakeGroup
     ? getExternalWorkflowHandle(groupWorkflowId(input.groupId)).signal(wakeSignal)
     : undefined;
-  const response = executeJobInstance({
-    jobInstanceId: input.jobInstanceId,
-    groupId: input.groupId,
-    type: input.type,
-    ...(input.jobClass ? { jobClass: input.jobClass } : {}),
-    ...(input.code !== undefined ? { code: input.code } : {}),
-    jobConfig: input.jobConfig,
-  });
+  const response = executeJobInstance(runnerRequest(input));
   await Promise.all([announced, woken?.catch(() => undefined)]);
   let r: RunnerResponse;
   try {

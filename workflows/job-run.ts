@@ -5,6 +5,10 @@
 // cause and end at LAUNCH_DEADLINE_MS (workflows/launch.ts); stop and cancel show FINISHED / CANCELED
 // first, and a driver that cannot be removed yet is noted in the job's `cleanup` and removed in the
 // background when its cluster answers (by workflows/driver-cleanup.ts once the job has ended).
+//
+// Over 300 lines on purpose: one class whose fields every step reads and writes; split across files, a
+// reader would have to hold the same state in mind across them. Launch attempts (launch.ts), the state
+// moves (domain/job.ts) and driver cleanup (driver-cleanup.ts) already live apart.
 import {
   allHandlersFinished,
   CancellationScope,

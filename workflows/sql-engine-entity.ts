@@ -1,4 +1,6 @@
 // The state of one SQL engine workflow and what its messages do to it (the diagram is in sql-engine.ts).
+// Over 300 lines on purpose: one state machine whose transitions read together with the diagram; the
+// workflow function, messages and diagram are in sql-engine.ts, the engine's probes in activities.
 import {
   ApplicationFailure,
   CancellationScope,

@@ -4,7 +4,7 @@
 // free driver of the group, runs the job class or code there and records the result.
 import { randomUUID } from 'node:crypto';
 import { NO_READY_INSTANCE } from '../../domain/broken-clusters';
-import type { JobInstanceInput, JobInstanceRecord } from '../../domain/group';
+import { runnerRequest, startedRecord, type JobInstanceInput, type JobInstanceRecord } from '../../domain/group';
 import { groupWorkflowId, jobInstanceWorkflowId } from '../../domain/ids';
 import type { JobInstanceResult } from '../../domain/resources';
 import { GroupKind, GroupState, Language } from '../../domain/states';
@@ -19,7 +19,7 @@ import { findPage, parseListQuery, searchFilter, type Page } from '../list';
 import { toResult } from '../resources';
 import { directChannel } from './direct';
 import type { ExecuteBody } from './schemas';
-import { getGroupDoc, getRecentGroupDoc } from './service';
+import { getGroupDoc, getRecentGroupDoc } from './reads';
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -106,25 +106,11 @@ const lastWake = new Map<string, number>();
 
 /** The execution over the direct channel; undefined when no driver could take it. */
 async function executeDirect(deps: ApiDeps, input: JobInstanceInput): Promise<JobInstanceResult | undefined> {
-  const r = await directChannel(deps).execute(input.groupId, {
-    jobInstanceId: input.jobInstanceId,
-    groupId: input.groupId,
-    type: input.type,
-    ...(input.jobClass ? { jobClass: input.jobClass } : {}),
-    ...(input.code !== undefined ? { code: input.code } : {}),
-    jobConfig: input.jobConfig,
-  });
+  const r = await directChannel(deps).execute(input.groupId, runnerRequest(input));
   if (!r) return undefined;
   // The same record the workflow path writes, so GET results, both result streams and metrics see it.
   const record: JobInstanceRecord = {
-    jobInstanceId: input.jobInstanceId,
-    groupId: input.groupId,
-    groupName: input.groupName,
-    clusterName: input.clusterName,
-    tagMap: input.tagMap,
-    ...(input.jobClass ? { jobClass: input.jobClass } : {}),
-    jobConfig: input.jobConfig,
-    startTime: r.startTime,
+    ...startedRecord(input, r.startTime),
     ...(r.instanceId ? { jobId: r.instanceId } : {}),
     endTime: r.endTime,
     result: r.result,

@@ -5,17 +5,8 @@ import { IdResponse, PageOf } from '../resources';
 import { LIST_QUERY, route } from '../routing';
 import { executeInGroup, listResults, submitToGroup } from './executions';
 import { ExecuteBody, GROUP_FILES, GroupCreateForm, GroupUpdateForm } from './schemas';
-import {
-  archiveGroup,
-  changeGroupRun,
-  createGroup,
-  deleteGroup,
-  getGroup,
-  getGroupByName,
-  listGroups,
-  rescaleGroup,
-  updateGroup,
-} from './service';
+import { archiveGroup, changeGroupRun, createGroup, deleteGroup, rescaleGroup, updateGroup } from './service';
+import { getGroup, getGroupByName, listGroups } from './reads';
 
 /** The group itself: create, read, update, rescale, archive, delete. */
 const lifecycleRoutes = (deps: ApiDeps) => [

@@ -1,14 +1,6 @@
-// The service's resource shapes, taken from domain/ (types erased at build time; the state lists are plain
-// constants): the console cannot drift from what the API returns.
-export type {
-  Cluster,
-  Group,
-  Job,
-  JobInstanceResult,
-  JobLogEntry,
-  MemorySettings,
-  Schedule,
-} from '../../domain/resources';
+// The service's resource shapes and state lists, taken from domain/ (the types are erased at build time; the
+// state lists are plain constants): the console cannot drift from what the API returns.
+export type * from '../../domain/types';
 export {
   JOB_STATES,
   TERMINAL_JOB_STATES,

@@ -2,7 +2,7 @@
 // buttons that confirm, form fields, sortable tables, a pager, toasts, tabs and a dialog. Styles: styles.css.
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api';
+import { ApiError, type Page } from './api';
 
 // ---- data loading ----------------------------------------------------------------------------------------
 
@@ -371,6 +371,56 @@ export function Pager({
         Next →
       </Button>
     </nav>
+  );
+}
+
+/** A list's word search: each change goes to `onChange` (the page usually returns to page 0 with it). */
+export function SearchField({
+  value,
+  placeholder = 'name or description',
+  onChange,
+}: {
+  value: string;
+  placeholder?: string;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <label class="field">
+      <span class="field-label">Search</span>
+      <input type="search" value={value} placeholder={placeholder} onChange={(e) => onChange(e.currentTarget.value)} />
+    </label>
+  );
+}
+
+/** A server-paged list: its error, the table and the pager under it. `noun` names the rows ("groups"). */
+export function PagedTable<T>({
+  list,
+  noun,
+  page,
+  onPage,
+  ...table
+}: {
+  list: Async<Page<T>>;
+  noun: string;
+  page: number;
+  onPage: (page: number) => void;
+  columns: Column<T>[];
+  rowKey: (row: T) => string;
+  sort?: string;
+  onSort?: (sort: string) => void;
+}) {
+  const data = list.data;
+  return (
+    <>
+      <ErrorBox error={list.error} />
+      <Table
+        {...table}
+        rows={data?.content ?? []}
+        empty={list.loading && !data ? 'Loading…' : `No ${noun}.`}
+        caption={noun}
+      />
+      {data && <Pager page={page} totalPages={data.totalPages} total={data.totalElements} onPage={onPage} />}
+    </>
   );
 }
 

@@ -15,13 +15,14 @@ import {
   ErrorBox,
   Loading,
   PageHeader,
-  Pager,
   StateBadge,
   Table,
   Time,
   useAsync,
   useInterval,
   type Column,
+  PagedTable,
+  SearchField,
 } from '../ui';
 import { CreateGroupForm } from './groups-create';
 import { ExecutePanel } from './groups-execute';
@@ -96,7 +97,6 @@ export function GroupsPage({ query }: PageProps) {
         },
     ),
   );
-  const data = list.data;
   return (
     <section>
       <PageHeader title="Groups" live={live}>
@@ -107,18 +107,13 @@ export function GroupsPage({ query }: PageProps) {
         )}
       </PageHeader>
       <div class="toolbar">
-        <label class="field">
-          <span class="field-label">Search</span>
-          <input
-            type="search"
-            value={search}
-            placeholder="name or description"
-            onChange={(e) => {
-              setSearch(e.currentTarget.value);
-              setPage(0);
-            }}
-          />
-        </label>
+        <SearchField
+          value={search}
+          onChange={(v) => {
+            setSearch(v);
+            setPage(0);
+          }}
+        />
         <label class="field">
           <span class="field-label">State</span>
           <select
@@ -134,17 +129,16 @@ export function GroupsPage({ query }: PageProps) {
           </select>
         </label>
       </div>
-      <ErrorBox error={list.error} />
-      <Table
+      <PagedTable
+        list={list}
+        noun="groups"
         columns={LIST_COLUMNS}
-        rows={data?.content ?? []}
         rowKey={(g) => g.id}
         sort={sort}
         onSort={setSort}
-        empty={list.loading && !data ? 'Loading…' : 'No groups.'}
-        caption="groups"
+        page={page}
+        onPage={setPage}
       />
-      {data && <Pager page={page} totalPages={data.totalPages} total={data.totalElements} onPage={setPage} />}
       <Dialog open={creating} title="New group" onClose={() => setCreating(false)}>
         <CreateGroupForm onCreated={(id) => navigate(`/groups/${id}`)} />
       </Dialog>

@@ -16,13 +16,14 @@ import {
   ErrorBox,
   Loading,
   PageHeader,
-  Pager,
   StateBadge,
   Table,
   Time,
   useAsync,
   useInterval,
   type Column,
+  PagedTable,
+  SearchField,
 } from '../ui';
 import { describeCron } from './schedules-cron';
 import { ScheduleForm } from './schedules-form';
@@ -98,7 +99,6 @@ export function SchedulesPage({ query }: PageProps) {
         },
     );
   });
-  const data = list.data;
   return (
     <section>
       <PageHeader title="Schedules" live={live}>
@@ -109,18 +109,13 @@ export function SchedulesPage({ query }: PageProps) {
         )}
       </PageHeader>
       <div class="toolbar">
-        <label class="field">
-          <span class="field-label">Search</span>
-          <input
-            type="search"
-            value={search}
-            placeholder="name or description"
-            onChange={(e) => {
-              setSearch(e.currentTarget.value);
-              setPage(0);
-            }}
-          />
-        </label>
+        <SearchField
+          value={search}
+          onChange={(v) => {
+            setSearch(v);
+            setPage(0);
+          }}
+        />
         <label class="field">
           <span class="field-label">State</span>
           <select
@@ -139,17 +134,16 @@ export function SchedulesPage({ query }: PageProps) {
           </select>
         </label>
       </div>
-      <ErrorBox error={list.error} />
-      <Table
+      <PagedTable
+        list={list}
+        noun="schedules"
         columns={LIST_COLUMNS}
-        rows={data?.content ?? []}
         rowKey={(s) => s.id}
         sort={sort}
         onSort={setSort}
-        empty={list.loading && !data ? 'Loading…' : 'No schedules.'}
-        caption="schedules"
+        page={page}
+        onPage={setPage}
       />
-      {data && <Pager page={page} totalPages={data.totalPages} total={data.totalElements} onPage={setPage} />}
       <Dialog open={creating} title="New schedule" onClose={() => setCreating(false)}>
         <ScheduleForm onDone={(id) => navigate(`/schedules/${id}`)} />
       </Dialog>
