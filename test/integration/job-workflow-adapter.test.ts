@@ -17,13 +17,15 @@ function fakeCluster() {
   const removed: string[] = [];
   const phases = new Map<string, DriverStatus['phase'][]>();
   let next: DriverStatus['phase'][] = ['RUNNING', 'SUCCEEDED'];
+  /** Phases of drivers not launched yet, by driverId (else `next`). */
+  const planned = new Map<string, DriverStatus['phase'][]>();
   let launchDelayMs = 0;
   const adapter: ClusterAdapter = {
     async launch(spec: DriverSpec) {
       await new Promise((r) => setTimeout(r, launchDelayMs));
       if (!phases.has(spec.driverId)) {
         launches.push(spec.driverId);
-        phases.set(spec.driverId, [...next]);
+        phases.set(spec.driverId, [...(planned.get(spec.driverId) ?? next)]);
       }
       return { phase: 'PENDING' };
     },
@@ -48,6 +50,8 @@ function fakeCluster() {
     hold: () => (next = ['RUNNING']),
     plan: (p: DriverStatus['phase'][]) => (next = p),
     set: (id: string, p: DriverStatus['phase'][]) => phases.set(id, p),
+    /** The phases a driver will go through once launched: no race with a fast watch. */
+    planFor: (id: string, p: DriverStatus['phase'][]) => planned.set(id, p),
     slowLaunch: (ms: number) => (launchDelayMs = ms),
   };
 }
@@ -95,10 +99,11 @@ describe('job workflow with a replaced adapter', () => {
     try {
       fake.plan(['RUNNING', 'FAILED']);
       const id = await submit({ maxRetries: '2' });
+      // Tries 1 and 2 fail (the default plan); the third succeeds. Planned before it launches: a fast watch
+      // could otherwise see it fail before the test says otherwise.
+      fake.planFor(`job-${id}-3`, ['RUNNING', 'SUCCEEDED']);
       await eventually(async () => fake.launches.includes(`job-${id}-2`), 30_000, 50);
-      fake.set(`job-${id}-2`, ['RUNNING', 'FAILED']);
       await eventually(async () => fake.launches.includes(`job-${id}-3`), 30_000, 50);
-      fake.set(`job-${id}-3`, ['RUNNING', 'SUCCEEDED']);
       const done = await until(id, 'FINISHED');
       expect(done).toMatchObject({ attempt: 3, maxRetries: 2, appId: `app-job-${id}-3` });
       expect(done.error).toBeUndefined();
