@@ -3,8 +3,7 @@
 // S3-compatible server, through the AWS SDK), under the keys artifacts.ts points the pod at. Uploads are
 // idempotent: an object of the same size under the key is left alone, so a retried launch, a group's
 // next instance or a schedule's next run uploads nothing. removeArtifacts deletes an owner's objects.
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import {
   DeleteObjectCommand,
   HeadObjectCommand,
@@ -52,9 +51,17 @@ export function s3ObjectStore(storage: K8sStorage): ObjectStore {
   };
   return {
     async put(Bucket, Key, file) {
-      const { size } = await stat(file);
-      if ((await sizeOf(Bucket, Key)) === size) return;
-      await client.send(new PutObjectCommand({ Bucket, Key, Body: createReadStream(file), ContentLength: size }));
+      // The file is opened here, so a missing one fails this call (not a stream nobody listens to), and the
+      // handle is closed whether or not the SDK read the body (a refused request never does).
+      const handle = await open(file);
+      try {
+        const { size } = await handle.stat();
+        if ((await sizeOf(Bucket, Key)) === size) return;
+        const Body = handle.createReadStream({ autoClose: false });
+        await client.send(new PutObjectCommand({ Bucket, Key, Body, ContentLength: size }));
+      } finally {
+        await handle.close();
+      }
     },
     async deletePrefix(Bucket, Prefix) {
       let ContinuationToken: string | undefined;
@@ -82,7 +89,11 @@ function uploadFailure(e: unknown, u: ArtifactUpload, bucket: string, scrub: (m:
     : ApplicationFailure.retryable(message, 'ArtifactUpload');
 }
 
-/** Uploads what a driver needs, a few files at a time. */
+/**
+ * Uploads what a driver needs, a few files at a time. After the first failure no new upload starts, and
+ * the call returns (with that failure) only once the uploads in flight have ended: nothing of this launch
+ * still reads the artifact store after it.
+ */
 export async function uploadArtifacts(
   store: ObjectStore,
   bucket: string,
@@ -90,16 +101,18 @@ export async function uploadArtifacts(
   scrub: (m: string) => string = (m) => m,
 ): Promise<void> {
   const queue = [...uploads];
+  let failure: Error | undefined;
   const worker = async () => {
-    for (let u = queue.shift(); u; u = queue.shift()) {
+    for (let u = queue.shift(); u && !failure; u = queue.shift()) {
       try {
         await store.put(bucket, u.key, u.file);
       } catch (e) {
-        throw uploadFailure(e, u, bucket, scrub);
+        failure ??= uploadFailure(e, u, bucket, scrub);
       }
     }
   };
   await Promise.all([worker(), worker(), worker()]);
+  if (failure) throw failure;
 }
 
 /** Deletes the artifacts of a job, group or schedule (its id is the first folder in the artifact store). */
