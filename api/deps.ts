@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import type { Store } from '../lib/mongo';
 import type { Authenticator } from './auth/authenticate';
+import type { LaunchAtSubmit } from './jobs/launch-at-submit';
 import type { SqlRuntime } from './sql/execute/runtime';
 import type { Feeds } from './streams/feed';
 
@@ -17,4 +18,6 @@ export interface ApiDeps {
   sql?: SqlRuntime;
   /** Who is calling (API keys, OIDC tokens; created on first use when not given, api/auth/). */
   auth?: Authenticator;
+  /** Launches single jobs' first drivers right after their workflows start (none when not given). */
+  launches?: LaunchAtSubmit;
 }

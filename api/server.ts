@@ -1,6 +1,7 @@
 // The API as a running server: the Koa app and the Socket.IO streams on one HTTP server. Used by
 // api/main.ts, and by tests and benchmarks that want the real API on a port.
 import type { Client } from '@temporalio/client';
+import { createAdapterRegistry, type AdapterLookup } from '../activities/adapters/registry';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { createApp } from './app';
 import { socketAuth } from './auth/authenticate';
 import { checkAuthSetup } from './auth/startup';
 import type { ApiDeps } from './deps';
+import { createLaunchAtSubmit } from './jobs/launch-at-submit';
 import { API_PREFIX } from './routing';
 import { createSqlRuntime } from './sql/execute/runtime';
 import { createFeeds } from './streams/feed';
@@ -24,6 +26,8 @@ export interface StartApiOptions {
   port?: number;
   /** Default config.API_HOST. */
   host?: string;
+  /** The cluster adapters of the launches at submit (default: the same registry the worker builds). */
+  adapterFor?: AdapterLookup;
 }
 
 export interface RunningApi {
@@ -46,7 +50,8 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   await checkAuthSetup(config, store, host);
   startTracing(config, 'api');
   const feeds = createFeeds(store);
-  const deps: ApiDeps = { config, store, temporal, feeds, sql: createSqlRuntime(config, temporal, store) };
+  const launches = createLaunchAtSubmit(config, store, opts.adapterFor ?? createAdapterRegistry(config, store));
+  const deps: ApiDeps = { config, store, temporal, feeds, sql: createSqlRuntime(config, temporal, store), launches };
   const server = http.createServer(createApp(deps).callback());
   const io = attachSocketIo(server, feeds, socketAuth(deps));
   server.listen(opts.port ?? config.API_PORT, host);
@@ -62,7 +67,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       // SSE responses never end by themselves.
       server.closeAllConnections();
       await closed;
-      await Promise.all([feeds.close(), deps.sql?.close()]);
+      await Promise.all([feeds.close(), deps.sql?.close(), launches.drain(5_000)]);
     })());
   return { deps, server, url, close };
 }

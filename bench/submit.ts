@@ -18,6 +18,8 @@ import { startBenchStack, TINY_PY } from './stack';
 const N = envInt('BENCH_N', 200);
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
 const WARMUP = envInt('BENCH_WARMUP', 10);
+/** Pause between sequential submissions (0: back to back, the previous job still finishing beside the next). */
+const GAP_MS = envInt('BENCH_GAP_MS', 0);
 
 interface Sample {
   /** Request start → response (the submit call's HTTP latency). */
@@ -59,7 +61,10 @@ runBench('submit', 300, async () => {
 
   const sequential: Sample[] = [];
   const seqStart = performance.now();
-  for (let i = 0; i < N; i++) sequential.push(await submitOne());
+  for (let i = 0; i < N; i++) {
+    sequential.push(await submitOne());
+    if (GAP_MS > 0) await new Promise((r) => setTimeout(r, GAP_MS));
+  }
   const seqSeconds = (performance.now() - seqStart) / 1000;
 
   const concurrent: Sample[] = [];

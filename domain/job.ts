@@ -1,6 +1,7 @@
 // The single job as its workflow carries it, and the read-model record built from it.
 import { formatTags } from './delimited';
 import { JobState, JobType } from './states';
+import type { DriverSpec } from './driver';
 import type { Job, SparkSpec } from './types';
 
 /** Input of the job workflow `job/<jobId>`. The jobId is derived from the workflow id, never passed. */
@@ -51,3 +52,14 @@ export function newJobRecord(jobId: string, input: JobWorkflowInput, now: number
  */
 export const singleJobDriverId = (jobId: string, attempt: number): string =>
   `job-${jobId.replace(/[^A-Za-z0-9._-]/g, '')}-${attempt}`;
+
+/** The driver of a single job's try, as both its workflow and the API's launch at submit ask for it. */
+export function singleJobDriverSpec(jobId: string, attempt: number, input: JobWorkflowInput): DriverSpec {
+  return {
+    driverId: singleJobDriverId(jobId, attempt),
+    role: 'application',
+    spark: input.spec,
+    env: {},
+    labels: { jobId, ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}) },
+  };
+}

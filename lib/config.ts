@@ -119,6 +119,12 @@ const schema = z.object({
     .int()
     .min(100)
     .default(10 * 60_000),
+  /**
+   * Which clusters' single jobs the API launches itself right after the durable start of their workflow (the
+   * workflow's own launch then finds the driver; a launch is idempotent per driverId): `all`, `k8s` (where the
+   * API may run on other hosts than the workers: a local cluster's drivers belong on a worker's host), `off`.
+   */
+  LAUNCH_AT_SUBMIT: z.enum(['all', 'k8s', 'off']).default('all'),
   /** How long a group execution waits for a ready instance before answering 409 (longer than a driver's start). */
   EXECUTE_WAIT_MS: z.coerce.number().int().min(100).default(60_000),
   /** After this many consecutive drivers of a group failing before READY, the group stops replacing them. */

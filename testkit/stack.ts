@@ -32,7 +32,7 @@ export interface StackOptions {
   worker?: 'in-process' | 'process' | 'none';
   /** A prebuilt workflow bundle for an in-process worker (built once per run). */
   bundle?: WorkflowBundleOption;
-  /** Replaces the cluster adapter lookup of an in-process worker's activities (no Spark, no Kubernetes). */
+  /** Replaces the cluster adapter lookup of an in-process worker's activities and of the API (no Spark, no Kubernetes). */
   adapterFor?: (clusterName: string) => Promise<ClusterAdapter>;
   /** Extra Temporal worker options of an in-process worker. */
   workerOptions?: Partial<WorkerOptions>;
@@ -72,6 +72,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     DRIVER_DIR: path.join(o.dir, 'drivers'),
     // Engines' tables of a test or benchmark are its own, never the dev stack's.
     SQL_DATA_DIR: path.join(o.dir, 'sql'),
+    // Without a worker of the stack's own nobody would watch or remove what the API launches at submit.
+    ...((o.worker ?? 'in-process') === 'none' ? { LAUNCH_AT_SUBMIT: 'off' } : {}),
     ...o.env,
   };
   const config = loadConfig(env);
@@ -93,7 +95,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     steps.push(['temporal client', () => temporal.connection.close()]);
     // Runs after the worker and the API have stopped (steps run in reverse).
     steps.push(['workflows left running', () => terminateOpenWorkflows(temporal, config.TASK_QUEUE)]);
-    const api = await startApi({ config, store, temporal, port: 0, host: '127.0.0.1' });
+    const api = await startApi({ config, store, temporal, port: 0, host: '127.0.0.1', adapterFor: o.adapterFor });
     steps.push(['api', () => api.close()]);
     let worker: Worker | undefined;
     if ((o.worker ?? 'in-process') === 'in-process') {

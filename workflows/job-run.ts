@@ -22,7 +22,7 @@ import {
 } from '@temporalio/workflow';
 import type { DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
-import { newJobRecord, singleJobDriverId, type JobWorkflowInput } from '../domain/job';
+import { newJobRecord, singleJobDriverId, singleJobDriverSpec, type JobWorkflowInput } from '../domain/job';
 import {
   afterFailedTry,
   CANCELED_MESSAGE,
@@ -239,11 +239,9 @@ export class JobRun {
       starting = { job: { ...this.job }, version: this.versions.next() };
       this.syncSearch();
     }
-    const { jobId, input } = this;
-    const labels = { jobId, ...(input.scheduleId ? { scheduleId: input.scheduleId } : {}) };
     const { status, since } = await launchUntilDeadline({
       clusterName: this.job.clusterName,
-      spec: { driverId: this.driverId(), role: 'application', spark: input.spec, env: {}, labels },
+      spec: singleJobDriverSpec(this.jobId, this.job.attempt, this.input),
       starting,
       unreachable: (cause) => {
         this.observe({ phase: 'UNKNOWN', message: cause });

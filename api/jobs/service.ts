@@ -77,14 +77,16 @@ export function jobStartOptions(taskQueue: string, jobId: string, input: JobWork
  * Writes a just-started job's SUBMITTED record (read-your-writes for the client). The job runs whether or
  * not this write succeeds: if MongoDB does not answer, the record appears with the workflow's first write.
  */
-async function recordSubmitted({ store }: Pick<ApiDeps, 'store'>, job: Job): Promise<void> {
+async function recordSubmitted({ store }: Pick<ApiDeps, 'store'>, job: Job): Promise<boolean> {
   try {
     await createProjection(store).projectJob(job, SUBMITTED_VERSION);
+    return true;
   } catch (e) {
     log.warn('SUBMITTED record not written; the workflow writes the next one', {
       jobId: job.jobId,
       error: (e as Error).message,
     });
+    return false;
   }
 }
 
@@ -126,15 +128,18 @@ export async function submitJob(deps: ApiDeps, body: JobSubmitForm, files: Files
     const draft = sparkSpecOf(body.name, body, { jars: [], files: [], pyFiles: [] });
     checkMainResource(draft, names);
     const maxRetries = parseMaxRetries(body.maxRetries);
-    await checkCluster(store, draft);
+    const cluster = await checkCluster(store, draft);
     const spec = { ...draft, artifacts: await storeUploads(config.ARTIFACT_DIR, jobId, files) };
-    // The workflow is started (durable from here on), then the SUBMITTED record is written here, so the
-    // answer waits for neither a workflow task nor a worker; the workflow's own writes have higher versions.
+    // The workflow is started (durable from here on); then, side by side, the driver is launched from here
+    // (launch-at-submit.ts) and the SUBMITTED record is written, so neither the launch nor the answer waits
+    // for a workflow task or a worker. The workflow's own writes have higher versions.
     const input: JobWorkflowInput = { spec, maxRetries, submittedAt: Date.now() };
     await temporal.workflow.start<typeof singleJobWorkflow>('singleJobWorkflow', {
       ...jobStartOptions(config.TASK_QUEUE, jobId, input),
     });
-    await recordSubmitted(deps, newJobRecord(jobId, input, input.submittedAt!));
+    const recorded = recordSubmitted(deps, newJobRecord(jobId, input, input.submittedAt!));
+    deps.launches?.launch(jobId, cluster.type, input, recorded);
+    await recorded;
     return { jobId };
   } finally {
     await discardUploads(files);
