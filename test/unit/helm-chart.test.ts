@@ -481,6 +481,28 @@ describe('configuration', () => {
     }
   });
 
+  it('defines no key twice (Helm refuses a values.yaml or a manifest with a repeated key)', () => {
+    // Keys at the same indentation under the same parent, read line by line: enough for these two files.
+    const repeated = (text: string): string[] => {
+      const seen = new Map<string, number>();
+      const parents: [indent: number, key: string][] = [];
+      const out: string[] = [];
+      for (const line of text.split('\n')) {
+        const m = /^( *)([A-Za-z_][\w.-]*):(\s|$)/.exec(line);
+        if (!m) continue;
+        const indent = m[1].length;
+        while (parents.length && parents.at(-1)![0] >= indent) parents.pop();
+        const key = [...parents.map((p) => p[1]), m[2]].join('.');
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+        if (seen.get(key) === 2) out.push(key);
+        parents.push([indent, m[2]]);
+      }
+      return out;
+    };
+    expect(repeated(readFileSync(path.join(CHART, 'values.yaml'), 'utf8'))).toEqual([]);
+    expect(repeated(readFileSync(path.join(CHART, 'templates/configmap.yaml'), 'utf8'))).toEqual([]);
+  });
+
   it('sets only variables the service reads, and values.yaml documents every setting of lib/config.ts', () => {
     const known = new Set([...settings(), 'LOG_FORMAT']);
     expect(settings().length).toBeGreaterThan(15);

@@ -64,8 +64,15 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
   const m = buildDriverManifests(spec, k.opts);
   await validateManifests(m);
   const api = k.client();
-  await uploadFor(k, m);
   const n = m.names;
+  // A driver launched already (the API's launch at submit, a retried activity) is one read away; the pod is
+  // created last, so its existence means everything it needs is there too.
+  const existing = await api.readNamespacedPod({ name: n.pod, namespace }).catch((e: unknown) => {
+    if (isNotFound(e)) return undefined;
+    throw k.fail(e, `read pod ${n.pod}`);
+  });
+  if (existing) return driverStatus(k, existing, n);
+  await uploadFor(k, m);
   const createService = (body: V1Service) =>
     ensure(k, `create service ${body.metadata!.name}`, () => api.createNamespacedService({ namespace, body }));
   const createConfigMap = (body: V1ConfigMap) => api.createNamespacedConfigMap({ namespace, body });
