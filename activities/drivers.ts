@@ -9,7 +9,8 @@ import {
   type DriverStatus,
   type LogRange,
 } from '../domain/driver';
-import { withDriverStatus } from '../domain/job-transitions';
+import { finishedJob, withDriverStatus } from '../domain/job-transitions';
+import { JobState } from '../domain/states';
 import type { Job, JobLogEntry } from '../domain/types';
 import type { Config } from '../lib/config';
 import type { AdapterLookup } from './adapters/registry';
@@ -145,26 +146,45 @@ export function createDriverActivities(
     ...activities,
 
     /**
-     * watchDriver for a single job whose driver has not run yet: the first time the driver is seen RUNNING,
-     * this writes the job's BUSY record itself (`starting`: the job as the workflow holds it, and a version
-     * it reserved) and watches on, so the workflow spends no task of its own on that step. Returns the
-     * status that ended the watch and the BUSY record if it was written.
+     * watchDriver for a single job, writing its records on the way so the workflow spends no task of its own
+     * on them. `record`: the job as the workflow holds it, and a version it reserved.
+     * - A job still STARTING: the first time the driver is seen RUNNING, this writes the BUSY record (with
+     *   that version) and watches on.
+     * - `finishVersion` set (workflows since the patch finish-in-watch): a driver that SUCCEEDED ends the job
+     *   here: the FINISHED record is written with that version and the driver removed (`removalError` says
+     *   why it was not; the workflow then goes on removing it in the background).
+     * Returns the status that ended the watch, and the records it wrote.
      */
     async watchJobDriver(
       clusterName: string,
       driverId: string,
       known: DriverStatus,
       startingSince: number | undefined,
-      starting: { job: Job; version: number },
+      record: { job: Job; version: number },
       maxWaitMs = 10 * 60_000,
-    ): Promise<{ status: DriverStatus; busy?: Job }> {
+      finishVersion?: number,
+    ): Promise<{ status: DriverStatus; busy?: Job; finished?: Job; removalError?: string }> {
       const deadline = Date.now() + maxWaitMs;
-      const first = await activities.watchDriver(clusterName, driverId, known, maxWaitMs, startingSince);
-      if (first.phase !== DriverPhase.RUNNING || Context.current().cancellationSignal.aborted) return { status: first };
-      const busy = withDriverStatus(starting.job, first, Date.now());
-      await projection.projectJob(busy, starting.version);
-      const status = await activities.watchDriver(clusterName, driverId, first, Math.max(0, deadline - Date.now()));
-      return { status, busy };
+      const signal = Context.current().cancellationSignal;
+      let job = record.job;
+      let busy: Job | undefined;
+      let status = await activities.watchDriver(clusterName, driverId, known, maxWaitMs, startingSince);
+      if (status.phase === DriverPhase.RUNNING && job.state === JobState.STARTING && !signal.aborted) {
+        busy = job = withDriverStatus(job, status, Date.now());
+        await projection.projectJob(busy, record.version);
+        status = await activities.watchDriver(clusterName, driverId, status, Math.max(0, deadline - Date.now()));
+      }
+      if (finishVersion === undefined || status.phase !== DriverPhase.SUCCEEDED || signal.aborted)
+        return { status, busy };
+      const now = Date.now();
+      const finished = finishedJob(withDriverStatus(job, status, now), JobState.FINISHED, now);
+      await projection.projectJob(finished, finishVersion);
+      try {
+        await activities.removeDriver(clusterName, driverId);
+        return { status, busy, finished };
+      } catch (e) {
+        return { status, busy, finished, removalError: (e as Error).message };
+      }
     },
   };
 }

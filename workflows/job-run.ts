@@ -40,7 +40,7 @@ import type { Job } from '../domain/types';
 import { cleanup, drivers, projection, quickRemoval, watch } from './activity-options';
 import { driverCleanupWorkflow, driverCleanupWorkflowId } from './driver-cleanup';
 import { isLaunchDeadline, launchUntilDeadline } from './launch';
-import { FEWER_STEPS } from './patches';
+import { FEWER_STEPS, FINISH_IN_WATCH } from './patches';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
 
@@ -201,23 +201,37 @@ export class JobRun {
   }
 
   /**
-   * Watches the driver once, until its status changes. A lean workflow whose driver has not run yet lets the
-   * watch activity write the BUSY record itself (with a version reserved here) and watch on, which saves a
-   * workflow task per job; the record it wrote becomes the job's.
+   * Watches the driver once, until its status changes. A lean workflow lets the watch activity write the
+   * records on the way (with versions reserved here): BUSY when a driver that has not run yet is seen running
+   * (it then watches on), and since FINISH_IN_WATCH, FINISHED and the driver's removal when it succeeds. That
+   * saves the workflow a task per record; the records it wrote become the job's.
    */
-  private async watchOnce(known: DriverStatus): Promise<DriverStatus> {
+  private async watchOnce(known: DriverStatus): Promise<{ status: DriverStatus; done?: Job }> {
     const { clusterName } = this.job;
     const since = this.startingSince;
-    if (known.phase !== 'PENDING' || this.job.state !== JobState.STARTING)
-      return watch.watchDriver(clusterName, this.driverId(), known, undefined, since);
-    const starting = { job: { ...this.job }, version: this.versions.next() };
-    const r = await watch.watchJobDriver(clusterName, this.driverId(), known, since, starting);
+    const starting = known.phase === 'PENDING' && this.job.state === JobState.STARTING;
+    const busy = known.phase === 'RUNNING' && this.job.state === JobState.BUSY;
+    const finishHere = (starting || busy) && patched(FINISH_IN_WATCH);
+    if (!starting && !finishHere)
+      return { status: await watch.watchDriver(clusterName, this.driverId(), known, undefined, since) };
+    const record = { job: { ...this.job }, version: this.versions.next() };
+    const r = finishHere
+      ? await watch.watchJobDriver(clusterName, this.driverId(), known, since, record, undefined, this.versions.next())
+      : await watch.watchJobDriver(clusterName, this.driverId(), known, since, record);
     if (r.busy) {
       this.job = r.busy;
       this.startingSince = undefined;
       this.syncSearch();
     }
-    return r.status;
+    if (!r.finished) return { status: r.status };
+    this.job = r.finished;
+    this.unreachable = undefined;
+    this.syncSearch();
+    if (r.removalError !== undefined) {
+      this.removeInBackground(this.driverId(), r.removalError);
+      await this.projectCleanup();
+    }
+    return { status: r.status, done: this.job };
   }
 
   /** The job with its driver's latest status, UNKNOWN with the cause while the cluster does not answer. */
@@ -271,14 +285,18 @@ export class JobRun {
       const since = this.startingSince;
       // Workflows from before FEWER_STEPS schedule the plain watch exactly as they did.
       const next = scope.run(() =>
-        this.lean ? this.watchOnce(known) : watch.watchDriver(clusterName, this.driverId(), known, undefined, since),
+        this.lean
+          ? this.watchOnce(known)
+          : watch.watchDriver(clusterName, this.driverId(), known, undefined, since).then((st) => ({ status: st })),
       );
       await Promise.race([next, condition(() => this.stopRequested)]);
       if (this.stopRequested) {
         scope.cancel();
         return { done: await this.removeAndFinish() };
       }
-      status = await next;
+      const watched: { status: DriverStatus; done?: Job } = await next;
+      if (watched.done) return { done: watched.done };
+      status = watched.status;
       if (workflowInfo().continueAsNewSuggested) {
         await condition(allHandlersFinished);
         await continueAsNew<(input: JobWorkflowInput) => Promise<Job>>({

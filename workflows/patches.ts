@@ -7,3 +7,9 @@
  * (workflows/trace-interceptors.ts), and the single job's leaner steps (workflows/job-run.ts).
  */
 export const FEWER_STEPS = 'fewer-steps-per-task';
+
+/**
+ * The watch activity of a single job also writes FINISHED and removes the driver when it succeeds, so a job
+ * that runs to its end costs one workflow task and one activity less (workflows/job-run.ts, issue 11).
+ */
+export const FINISH_IN_WATCH = 'finish-in-watch';

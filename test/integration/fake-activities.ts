@@ -2,10 +2,10 @@
 // kept in memory (versioned like the real projection), and Temporal Schedule calls recorded.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DriverSpec, DriverStatus } from '../../domain/driver';
-import { withDriverStatus } from '../../domain/job-transitions';
+import { finishedJob, withDriverStatus } from '../../domain/job-transitions';
 import type { TemporalScheduleDef } from '../../domain/schedule';
 import type { EngineEndpoint, SqlEngineRecord } from '../../domain/sql-engine';
-import type { SqlEngine } from '../../domain/states';
+import { JobState, type SqlEngine } from '../../domain/states';
 import type { Group, Job, JobInstanceResult, Schedule } from '../../domain/types';
 
 type Phase = DriverStatus['phase'];
@@ -17,6 +17,8 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
   const removed: string[] = [];
   /** Job ids whose BUSY record the watch activity wrote (watchJobDriver). */
   const busyWrites: string[] = [];
+  /** Job ids whose FINISHED record the watch activity wrote (watchJobDriver with a finish version). */
+  const finishWrites: string[] = [];
   /** Per driverId: errors the next launches throw, in order. */
   const launchErrors = new Map<string, Error[]>();
   /** Per driverId: a launch that waits this long (ms) first. */
@@ -51,20 +53,36 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
         await new Promise((r) => setTimeout(r, 25));
       }
     },
-    /** Like the real one: writes the BUSY record when the driver is first seen RUNNING, then watches on. */
+    /**
+     * Like the real one: writes the BUSY record when a STARTING job's driver is first seen RUNNING, then
+     * watches on; with `finishVersion`, a driver that SUCCEEDED ends the job here (FINISHED, driver removed).
+     */
     async watchJobDriver(
       cluster: string,
       driverId: string,
       known: DriverStatus,
       _since: number | undefined,
-      starting: { job: Job; version: number },
-    ): Promise<{ status: DriverStatus; busy?: Job }> {
-      const first = await activities.watchDriver(cluster, driverId, known);
-      if (first.phase !== 'RUNNING' || Context.current().cancellationSignal.aborted) return { status: first };
-      const busy = withDriverStatus(starting.job, first, Date.now());
-      busyWrites.push(busy.jobId);
-      await read.projectJob(busy, starting.version);
-      return { status: await activities.watchDriver(cluster, driverId, first), busy };
+      record: { job: Job; version: number },
+      _maxWaitMs?: number,
+      finishVersion?: number,
+    ): Promise<{ status: DriverStatus; busy?: Job; finished?: Job }> {
+      const signal = Context.current().cancellationSignal;
+      let job = record.job;
+      let busy: Job | undefined;
+      let status = await activities.watchDriver(cluster, driverId, known);
+      if (status.phase === 'RUNNING' && job.state === 'STARTING' && !signal.aborted) {
+        busy = job = withDriverStatus(job, status, Date.now());
+        busyWrites.push(busy.jobId);
+        await read.projectJob(busy, record.version);
+        status = await activities.watchDriver(cluster, driverId, status);
+      }
+      if (finishVersion === undefined || status.phase !== 'SUCCEEDED' || signal.aborted) return { status, busy };
+      const now = Date.now();
+      const finished = finishedJob(withDriverStatus(job, status, now), JobState.FINISHED, now);
+      finishWrites.push(finished.jobId);
+      await read.projectJob(finished, finishVersion);
+      await activities.removeDriver(cluster, driverId);
+      return { status, busy, finished };
     },
     async removeDriver(_cluster: string, driverId: string): Promise<void> {
       const delay = removeDelay.get(driverId);
@@ -87,6 +105,7 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
     launches,
     removed,
     busyWrites,
+    finishWrites,
     launched: (driverId: string) => launches.some((l) => l.driverId === driverId),
     set: (driverId: string, phase: Phase, extra: Partial<DriverStatus> = {}) =>
       drivers.set(driverId, { phase, ...extra }),

@@ -22,6 +22,12 @@ describe('single job workflows started by the older code', () => {
         'job-history-replay-run.pb',
         'job-history-replay-cancel.pb',
         'job-history-replay-stop.pb',
+        // Recorded by the code of the patch fewer-steps-per-task, before finish-in-watch (the watch wrote BUSY,
+        // the workflow FINISHED): fake activities, a driver PENDING → RUNNING → SUCCEEDED.
+        'job-history-replay-lean-run.pb',
+        // The same code, a driver RUNNING at its launch: the BUSY job was watched with the plain watch activity,
+        // which the code since finish-in-watch replaces (so this one fails if that patch is bypassed).
+        'job-history-replay-lean-running.pb',
       ]),
     );
   });

@@ -69,6 +69,8 @@ describe('single job workflow', () => {
     const states = cluster.read.jobStates(id).filter((s, i, all) => s !== all[i - 1]);
     expect(states).toEqual(['SUBMITTED', 'STARTING', 'BUSY', 'FINISHED']);
     expect(cluster.removed).toContain(driver(1));
+    // ...and FINISHED and the removal too: the job ended without a workflow task of its own for them.
+    expect(cluster.finishWrites).toContain(id);
   });
 
   it('retries a failed try while attempt ≤ maxRetries, then fails with the last reason', async () => {
