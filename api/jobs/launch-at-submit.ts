@@ -80,10 +80,9 @@ export function createLaunchAtSubmit(config: Config, store: Store, adapterFor: A
     },
     async drain(ms) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all(underWay),
-        new Promise((resolve) => (timer = setTimeout(resolve, ms))),
-      ]).finally(() => clearTimeout(timer));
+      await Promise.race([Promise.all(underWay), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(
+        () => clearTimeout(timer),
+      );
     },
   };
 }

@@ -87,7 +87,10 @@ const submit = async () => {
     s,
     'POST',
     '/job/submit',
-    form({ name: 'early', language: 'PYTHON', jobClass: 'main' }, { pyFiles: [{ name: 'main.py', content: 'print(1)' }] }),
+    form(
+      { name: 'early', language: 'PYTHON', jobClass: 'main' },
+      { pyFiles: [{ name: 'main.py', content: 'print(1)' }] },
+    ),
   );
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.jobId as string;
