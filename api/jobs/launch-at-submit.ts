@@ -17,6 +17,7 @@
 // a local cluster's drivers on its own host), `off`.
 import type { Document } from 'mongodb';
 import type { AdapterLookup } from '../../activities/adapters/registry';
+import type { ClusterAdapter } from '../../domain/driver';
 import { singleJobDriverSpec, type JobWorkflowInput } from '../../domain/job';
 import { ClusterType, isTerminal, type JobState } from '../../domain/states';
 import type { Config } from '../../lib/config';
@@ -48,12 +49,14 @@ export function createLaunchAtSubmit(config: Config, store: Store, adapterFor: A
 
   async function launchAndCheck(jobId: string, input: JobWorkflowInput, recorded: Promise<boolean>): Promise<void> {
     const spec = singleJobDriverSpec(jobId, 1, input);
-    const adapter = await adapterFor(input.spec.clusterName);
+    let adapter: ClusterAdapter | undefined;
     try {
+      adapter = await adapterFor(input.spec.clusterName);
       await adapter.launch(spec);
     } catch (e) {
       // The workflow's own launch meets the same cause and reports it.
       log.debug('launch at submit failed; the workflow launches', { jobId, error: (e as Error).message });
+      if (!adapter) return; // no adapter (the cluster is gone): nothing was created
     }
     // Launched or not, something may have been created: read the job back after the launch has ended.
     const wrote = await recorded;

@@ -51,6 +51,17 @@ describe('createLaunchAtSubmit', () => {
     await l.drain(1000);
     expect(calls).toEqual(['launch job-j2-1 {"jobId":"j2"}', 'remove job-j2-1']);
   });
+  it('does nothing more when the cluster is gone by the time it launches', async () => {
+    const store = { col: () => ({ findOne: async () => ({ state: 'CANCELED', attempt: 1 }) }) } as unknown as Store;
+    let asked = 0;
+    const l = createLaunchAtSubmit(loadConfig({ LAUNCH_AT_SUBMIT: 'all' }), store, async () => {
+      asked++;
+      throw new Error("cluster 'c' does not exist");
+    });
+    l.launch('j6', 'local', input, Promise.resolve(true));
+    await l.drain(1000);
+    expect(asked).toBe(1);
+  });
   it('k8s: only k8s clusters; off: none', async () => {
     const k = setup('k8s', { state: 'SUBMITTED', attempt: 1 });
     k.l.launch('j3', 'local', input, Promise.resolve(true));
