@@ -23,6 +23,9 @@ export function withDriverStatus(job: Job, st: DriverStatus, now: number): Job {
     next.state = JobState.BUSY;
     next.startTime ??= st.startTime ?? now;
   } else if (st.phase === 'UNKNOWN') next.state = JobState.UNKNOWN;
+  // A driver that had already ended when first seen (launched at submit, then quick): it did run.
+  else if ((st.phase === 'SUCCEEDED' || st.phase === 'FAILED') && st.startTime !== undefined)
+    next.startTime ??= st.startTime;
   return next;
 }
 

@@ -2,6 +2,8 @@
 // endpoint that signs the user in at once and redirects back with a code, a token endpoint that checks the
 // code, the client, the redirect URI and the PKCE verifier (S256) and answers with an RS256 JWT, and the JWKS
 // the API verifies that JWT with (OIDC_ISSUER = `issuer`, OIDC_JWKS_URL = `jwksUrl`). Plain HTTP on loopback.
+// It also hands out refresh tokens and answers the refresh_token grant (rotating them), and the tests may make
+// access tokens short-lived or refuse refreshes.
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -25,6 +27,17 @@ export interface TestIdentityProvider {
   tokenRequests: { ok: boolean; why?: string }[];
   /** Every authorization request's query. */
   authorizeRequests: URLSearchParams[];
+  /** Every refresh_token grant, answered or refused. */
+  refreshRequests: { ok: boolean; why?: string }[];
+  /** Lifetime of the access tokens issued from now on, in seconds (600). */
+  tokenLifetimeS: number;
+  /**
+   * Seconds the tokens' iat and exp are moved into the past (0): a verifier with that much clock tolerance then
+   * accepts a token for `tokenLifetimeS` seconds only.
+   */
+  backdateS: number;
+  /** Refuse refresh_token grants (as an issuer does once the user's session has ended). */
+  refuseRefresh: boolean;
   close(): Promise<void>;
 }
 
@@ -44,6 +57,7 @@ export async function startTestIdentityProvider(
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk: JWK = { ...(await exportJWK(publicKey)), kid: KID, alg: 'RS256', use: 'sig' };
   const grants = new Map<string, Grant>();
+  const refreshTokens = new Map<string, TestIdentity>();
   const server = http.createServer((req, res) => void handle(req, res));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -57,6 +71,10 @@ export async function startTestIdentityProvider(
     user: opts.user ?? { sub: 'alice', roles: ['operator'] },
     tokenRequests: [],
     authorizeRequests: [],
+    refreshRequests: [],
+    tokenLifetimeS: 600,
+    backdateS: 0,
+    refuseRefresh: false,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 
@@ -69,15 +87,31 @@ export async function startTestIdentityProvider(
     res.end(JSON.stringify(body));
   };
 
-  const sign = (user: TestIdentity, key: CryptoKey) =>
-    new SignJWT({ roles: user.roles, azp: idp.clientId })
+  const sign = (user: TestIdentity, key: CryptoKey) => {
+    const iat = Math.floor(Date.now() / 1000) - idp.backdateS;
+    return new SignJWT({ roles: user.roles, azp: idp.clientId })
       .setProtectedHeader({ alg: 'RS256', kid: KID })
       .setIssuer(issuer)
       .setAudience(idp.audience)
       .setSubject(user.sub)
-      .setIssuedAt()
-      .setExpirationTime('10m')
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + idp.tokenLifetimeS)
       .sign(key);
+  };
+
+  /** An access token and a new refresh token for `user`. */
+  const tokensFor = async (user: TestIdentity) => {
+    const accessToken = await sign(user, privateKey);
+    const refreshToken = b64url(randomBytes(24));
+    refreshTokens.set(refreshToken, user);
+    return {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: idp.tokenLifetimeS,
+      refresh_token: refreshToken,
+      id_token: accessToken,
+    };
+  };
 
   async function token(req: http.IncomingMessage, res: http.ServerResponse) {
     let text = '';
@@ -87,6 +121,20 @@ export async function startTestIdentityProvider(
       idp.tokenRequests.push({ ok: false, why });
       json(res, 400, { error: 'invalid_grant', error_description: why });
     };
+    if (form.get('grant_type') === 'refresh_token') {
+      const user = refreshTokens.get(form.get('refresh_token') ?? '');
+      refreshTokens.delete(form.get('refresh_token') ?? ''); // rotated: each refresh token serves once
+      const why = idp.refuseRefresh
+        ? 'the session has ended'
+        : !user
+          ? 'unknown or used refresh token'
+          : form.get('client_id') !== idp.clientId
+            ? 'client_id differs'
+            : undefined;
+      idp.refreshRequests.push(why ? { ok: false, why } : { ok: true });
+      if (why || !user) return json(res, 400, { error: 'invalid_grant', error_description: why });
+      return json(res, 200, await tokensFor(user));
+    }
     const grant = grants.get(form.get('code') ?? '');
     if (form.get('grant_type') !== 'authorization_code') return refuse('grant_type must be authorization_code');
     if (!grant) return refuse('unknown or used code');
@@ -97,8 +145,7 @@ export async function startTestIdentityProvider(
     if (b64url(createHash('sha256').update(verifier).digest()) !== grant.challenge)
       return refuse('code_verifier does not match the code_challenge');
     idp.tokenRequests.push({ ok: true });
-    const accessToken = await sign(grant.user, privateKey);
-    json(res, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 600, id_token: accessToken });
+    json(res, 200, await tokensFor(grant.user));
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse) {
@@ -119,7 +166,7 @@ export async function startTestIdentityProvider(
         jwks_uri: idp.jwksUrl,
         response_types_supported: ['code'],
         code_challenge_methods_supported: ['S256'],
-        grant_types_supported: ['authorization_code'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
         token_endpoint_auth_methods_supported: ['none'],
       });
     if (url.pathname === '/jwks') return json(res, 200, { keys: [jwk] });

@@ -35,6 +35,24 @@ export function setCredential(value: string | undefined): void {
   else sessionStorage.removeItem(CREDENTIAL_KEY);
 }
 
+/**
+ * Gets a fresh credential when the service refuses the current one (an expired OIDC access token): the call is
+ * then made once more with it. Concurrent refusals share one refresh. Set by the session while signed in
+ * through OIDC with a refresh token.
+ */
+let refresher: (() => Promise<string | undefined>) | undefined;
+let refreshing: Promise<string | undefined> | undefined;
+export function setCredentialRefresher(fn: (() => Promise<string | undefined>) | undefined): void {
+  refresher = fn;
+}
+function refreshedCredential(): Promise<string | undefined> {
+  if (!refresher) return Promise.resolve(undefined);
+  refreshing ??= refresher()
+    .catch(() => undefined)
+    .finally(() => (refreshing = undefined));
+  return refreshing;
+}
+
 type Listener = () => void;
 const unauthorized = new Set<Listener>();
 /** Called on every 401, e.g. an expired token. */
@@ -65,7 +83,7 @@ export async function api<T = unknown>(
   method: string,
   path: string,
   body?: unknown,
-  opts: { query?: Query; signal?: AbortSignal } = {},
+  opts: { query?: Query; signal?: AbortSignal; retried?: boolean } = {},
 ): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const cred = credential();
@@ -96,6 +114,11 @@ export async function api<T = unknown>(
     data = text;
   }
   if (!res.ok) {
+    if (res.status === 401 && cred && !opts.retried) {
+      // Refused while another call may already have refreshed it, or an access token that just expired.
+      const fresh = credential() !== cred ? credential() : await refreshedCredential();
+      if (fresh && fresh !== cred) return api<T>(method, path, body, { ...opts, retried: true });
+    }
     if (res.status === 401) for (const l of unauthorized) l();
     const message =
       (data && typeof data === 'object' && typeof (data as { message?: unknown }).message === 'string'

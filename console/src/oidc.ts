@@ -4,6 +4,11 @@
 // back to the console with `?code=…&state=…`, and `finishOidcSignIn` checks the state, exchanges the code and the
 // verifier at the token endpoint, and returns the access token, which the console then sends as its bearer
 // credential. The redirect URI is the console's own URL (origin + path, no query, no hash).
+//
+// When the issuer also hands out a refresh token, it is kept beside the access token (sessionStorage, this tab
+// only), and `refreshOidcToken` trades it for a new access token before the old one expires, or when the
+// service has refused it (api.ts retries the call once): a signed-in user stays signed in for as long as the
+// issuer allows, instead of being signed out when the first access token expires.
 
 /** What GET /auth/config says about OIDC when the console may sign in through it. */
 export interface OidcSettings {
@@ -29,6 +34,78 @@ interface Pending {
 }
 
 const PENDING_KEY = 'spark-orchestrator.oidc-pending';
+const REFRESH_KEY = 'spark-orchestrator.oidc-refresh';
+
+/** An access token from the token endpoint, and how long it lasts (seconds) when the issuer says. */
+export interface OidcTokens {
+  accessToken: string;
+  expiresIn?: number;
+}
+
+/** What a refresh needs, kept while signed in through OIDC. */
+interface Refresh {
+  refreshToken: string;
+  tokenEndpoint: string;
+  clientId: string;
+}
+
+interface TokenAnswer {
+  access_token?: string;
+  refresh_token?: string;
+  expires_in?: number;
+  error?: string;
+  error_description?: string;
+}
+
+/** Posts a grant to the token endpoint; the answer, or an Error with the issuer's reason. */
+async function tokenRequest(endpoint: string, body: URLSearchParams): Promise<TokenAnswer & { access_token: string }> {
+  let res: Response;
+  try {
+    res = await fetch(endpoint, { method: 'POST', body, headers: { Accept: 'application/json' } });
+  } catch (err) {
+    throw new Error(`the identity provider's token endpoint cannot be reached: ${(err as Error).message}`);
+  }
+  const data = (await res.json().catch(() => ({}))) as TokenAnswer;
+  if (!res.ok || !data.access_token)
+    throw new Error(
+      `the identity provider did not issue a token: ${data.error_description ?? data.error ?? `HTTP ${res.status}`}`,
+    );
+  return data as TokenAnswer & { access_token: string };
+}
+
+const tokensOf = (a: TokenAnswer & { access_token: string }): OidcTokens => ({
+  accessToken: a.access_token,
+  ...(typeof a.expires_in === 'number' && a.expires_in > 0 ? { expiresIn: a.expires_in } : {}),
+});
+
+/** Whether this tab holds a refresh token (signed in through OIDC with an issuer that gives them). */
+export const canRefreshOidc = (): boolean => sessionStorage.getItem(REFRESH_KEY) !== null;
+
+/** Forgets the refresh token (sign-out). */
+export const forgetOidcRefresh = (): void => sessionStorage.removeItem(REFRESH_KEY);
+
+/**
+ * A new access token for the refresh token this tab holds (kept, or replaced when the issuer rotates it);
+ * undefined when there is none. A refused refresh forgets it and throws the issuer's reason.
+ */
+export async function refreshOidcToken(): Promise<OidcTokens | undefined> {
+  const raw = sessionStorage.getItem(REFRESH_KEY);
+  if (!raw) return undefined;
+  const r = JSON.parse(raw) as Refresh;
+  let answer: TokenAnswer & { access_token: string };
+  try {
+    answer = await tokenRequest(
+      r.tokenEndpoint,
+      new URLSearchParams({ grant_type: 'refresh_token', refresh_token: r.refreshToken, client_id: r.clientId }),
+    );
+  } catch (err) {
+    forgetOidcRefresh();
+    throw err;
+  }
+  if (answer.refresh_token)
+    sessionStorage.setItem(REFRESH_KEY, JSON.stringify({ ...r, refreshToken: answer.refresh_token }));
+  return tokensOf(answer);
+}
 
 export const redirectUri = (): string => `${location.origin}${location.pathname}`;
 
@@ -101,13 +178,15 @@ export const isOidcReturn = (): boolean => {
 };
 
 /**
- * Completes a sign-in the issuer sent the browser back from: the access token. Always takes the code and
- * state out of the address bar and forgets the verifier, whether it succeeds or throws (with the reason).
+ * Completes a sign-in the issuer sent the browser back from: the access token (and keeps the refresh token, if
+ * any). Always takes the code and state out of the address bar and forgets the verifier, whether it succeeds or
+ * throws (with the reason).
  */
-export async function finishOidcSignIn(): Promise<string> {
+export async function finishOidcSignIn(): Promise<OidcTokens> {
   const q = new URLSearchParams(location.search);
   const raw = sessionStorage.getItem(PENDING_KEY);
   sessionStorage.removeItem(PENDING_KEY);
+  forgetOidcRefresh();
   const pending = raw ? (JSON.parse(raw) as Pending) : undefined;
   history.replaceState(null, '', `${location.pathname}${pending?.hash ?? location.hash}`);
   if (q.get('error'))
@@ -115,27 +194,23 @@ export async function finishOidcSignIn(): Promise<string> {
   if (!pending) throw new Error('this sign-in was not started in this browser tab; sign in again');
   if (q.get('state') !== pending.state)
     throw new Error('the sign-in answer does not match this tab (state); sign in again');
-  const body = new URLSearchParams({
-    grant_type: 'authorization_code',
-    code: q.get('code') ?? '',
-    redirect_uri: pending.redirectUri,
-    client_id: pending.clientId,
-    code_verifier: pending.verifier,
-  });
-  let res: Response;
-  try {
-    res = await fetch(pending.tokenEndpoint, { method: 'POST', body, headers: { Accept: 'application/json' } });
-  } catch (err) {
-    throw new Error(`the identity provider's token endpoint cannot be reached: ${(err as Error).message}`);
+  const answer = await tokenRequest(
+    pending.tokenEndpoint,
+    new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: q.get('code') ?? '',
+      redirect_uri: pending.redirectUri,
+      client_id: pending.clientId,
+      code_verifier: pending.verifier,
+    }),
+  );
+  if (answer.refresh_token) {
+    const r: Refresh = {
+      refreshToken: answer.refresh_token,
+      tokenEndpoint: pending.tokenEndpoint,
+      clientId: pending.clientId,
+    };
+    sessionStorage.setItem(REFRESH_KEY, JSON.stringify(r));
   }
-  const data = (await res.json().catch(() => ({}))) as {
-    access_token?: string;
-    error?: string;
-    error_description?: string;
-  };
-  if (!res.ok || !data.access_token)
-    throw new Error(
-      `the identity provider did not issue a token: ${data.error_description ?? data.error ?? `HTTP ${res.status}`}`,
-    );
-  return data.access_token;
+  return tokensOf(answer);
 }

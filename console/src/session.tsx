@@ -3,11 +3,41 @@
 // service answers for everyone as `anonymous` with the admin role and no sign-in is shown. Pages hide or
 // disable actions with `can(role)`; the service enforces the same roles (api/auth/roles.ts) whatever the
 // console shows. When the identity provider sends the browser back from an OIDC sign-in (oidc.ts), the code is
-// exchanged for an access token first, which then serves as the credential.
+// exchanged for an access token first, which then serves as the credential; with a refresh token the session
+// renews it before it expires (at 80 % of its lifetime) and whenever the service refuses it, and signs out only
+// when the issuer refuses the refresh.
 import { createContext, type ComponentChildren } from 'preact';
 import { useCallback, useContext, useEffect, useState } from 'preact/hooks';
-import { ApiError, credential, get, onUnauthorized, setCredential } from './api';
-import { finishOidcSignIn, isOidcReturn } from './oidc';
+import { ApiError, credential, get, onUnauthorized, setCredential, setCredentialRefresher } from './api';
+import { canRefreshOidc, finishOidcSignIn, forgetOidcRefresh, isOidcReturn, refreshOidcToken } from './oidc';
+
+/** The proactive renewal of an OIDC access token, if one is planned. */
+let renewal: ReturnType<typeof setTimeout> | undefined;
+
+/** Renews the OIDC access token now: the new token, or undefined when there is none (or the issuer refused). */
+async function renewOidcToken(): Promise<string | undefined> {
+  const tokens = await refreshOidcToken();
+  if (!tokens) return undefined;
+  setCredential(tokens.accessToken);
+  planRenewal(tokens.expiresIn);
+  return tokens.accessToken;
+}
+
+/** While this tab holds a refresh token: renew at 80 % of the token's lifetime, and when the service refuses it. */
+function planRenewal(expiresIn: number | undefined): void {
+  clearTimeout(renewal);
+  renewal = undefined;
+  if (!canRefreshOidc()) return setCredentialRefresher(undefined);
+  setCredentialRefresher(renewOidcToken);
+  if (expiresIn !== undefined)
+    renewal = setTimeout(() => void renewOidcToken().catch(() => undefined), Math.max(1_000, expiresIn * 800));
+}
+
+/** Signed out, or signed in another way: no more renewals. */
+function stopRenewal(): void {
+  forgetOidcRefresh();
+  planRenewal(undefined);
+}
 
 export type Role = 'viewer' | 'operator' | 'admin';
 const ORDER: Role[] = ['viewer', 'operator', 'admin'];
@@ -65,8 +95,9 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
     if (isOidcReturn())
       finishOidcSignIn()
         .then(
-          (token) => {
-            setCredential(token);
+          (tokens) => {
+            setCredential(tokens.accessToken);
+            planRenewal(tokens.expiresIn);
             return load();
           },
           (err: unknown) => {
@@ -76,10 +107,16 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
         )
         // The address changed to the page the sign-in started from: the router reads it again.
         .finally(() => dispatchEvent(new HashChangeEvent('hashchange')));
-    else void load();
+    else {
+      // A reload while signed in through OIDC: renew when the service refuses the token.
+      planRenewal(undefined);
+      void load();
+    }
     return onUnauthorized(() => {
-      // A 401 without a credential is only "not signed in yet"; with one, the service stopped accepting it.
+      // A 401 without a credential is only "not signed in yet"; with one, the service stopped accepting it (and
+      // no renewal helped).
       if (!credential()) return;
+      stopRenewal();
       setCredential(undefined);
       setWho(null);
       setError('signed out: the service no longer accepts the credential');
@@ -91,12 +128,14 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
     error,
     can: (role) => !!who && ORDER.indexOf(who.role) >= ORDER.indexOf(role),
     signIn: async (secret) => {
+      stopRenewal();
       setCredential(secret.trim());
       const ok = await load();
       if (!ok) setCredential(undefined);
       return ok;
     },
     signOut: () => {
+      stopRenewal();
       setCredential(undefined);
       setError(undefined);
       setWho(null);

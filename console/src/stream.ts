@@ -1,7 +1,7 @@
 // Live updates over the service's Socket.IO namespaces (docs/api.md, Streams): `/jobs` (event `job`, a whole
 // Job each time), `/group-job-results` (event `jobInstanceResult`) and `/sql-history` (event `sqlStatement`).
 // Filters are the handshake query (jobIds, groupIds, clusterNames, groupNames, tags; clusterIds, engines).
-// The credential goes in the handshake's `auth`. socket.io-client reconnects by itself; `connected` tells the
+// The credential goes in the handshake's `auth`, read again at each reconnection. socket.io-client reconnects by itself; `connected` tells the
 // page whether it is live, so it can say so instead of showing stale data silently.
 import { io, type Socket } from 'socket.io-client';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -25,13 +25,15 @@ export function openStream<T>(
   const q: Record<string, string> = {};
   for (const [k, v] of Object.entries(query))
     if (v !== undefined && v.length) q[k] = Array.isArray(v) ? v.join(',') : v;
-  const cred = credential();
   // forceNew: the filters are the connection's query, and a shared (multiplexed) connection would keep the
-  // query of whichever stream opened it first.
+  // query of whichever stream opened it first. `auth` is read at each (re)connection: a renewed token is used.
   const socket = io(namespace, {
     transports: ['websocket'],
     query: q,
-    auth: cred ? { token: cred } : {},
+    auth: (cb) => {
+      const cred = credential();
+      cb(cred ? { token: cred } : {});
+    },
     forceNew: true,
   });
   socket.on(EVENTS[namespace], onEvent);

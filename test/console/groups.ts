@@ -98,7 +98,7 @@ export function groupsScenarios(c: ConsoleContext): void {
     SPARK_TIMEOUT + 120_000,
   );
 
-  it('creates a group through the form, refusing a taken name with the service message, and deletes it', async () => {
+  it('creates a group through the form (a taken name refused with the service message), edits it, and deletes it', async () => {
     const page = await c.open('/groups');
     await page.getByRole('button', { name: 'New group' }).click();
     const dialog = page.getByRole('dialog', { name: 'New group' });
@@ -122,6 +122,28 @@ export function groupsScenarios(c: ConsoleContext): void {
     await page.getByText('No instances running.').waitFor();
     const id = /#\/groups\/([0-9a-f]+)$/.exec(page.url())![1];
     expect((await c.api('GET', `/group/${id}`)).body).toMatchObject({ scale: 0, language: 'PYTHON', kind: 'JOB' });
+
+    // Edit: the fields start as the group has them; a bad memory size is refused in the form; only what
+    // changed is sent, and the page shows it.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const edit = page.getByRole('dialog', { name: `Edit ${GROUP}-idle` });
+    expect(await edit.getByRole('combobox', { name: /^Pause when idle/ }).inputValue()).toBe('false');
+    await edit.getByRole('textbox', { name: /^Description/ }).fill('nightly scoring');
+    await edit.getByRole('textbox', { name: /^Tags/ }).fill('team=data;tier=gold');
+    await edit.getByText('Memory settings').click();
+    await edit.getByRole('textbox', { name: /^driverMemory/ }).fill('lots');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit.getByText(/'lots' is not a JVM memory size/).waitFor();
+    await edit.getByRole('textbox', { name: /^driverMemory/ }).fill('1g');
+    await screenshot(page, 'group-edit');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit.waitFor({ state: 'hidden' });
+    await page.getByText('nightly scoring').waitFor();
+    await page.getByText('team=data;tier=gold').waitFor();
+    const edited = (await c.api('GET', `/group/${id}`)).body;
+    expect(edited).toMatchObject({ description: 'nightly scoring', tags: 'team=data;tier=gold', scale: 0 });
+    expect(edited.memorySettings).toMatchObject({ driverMemory: '1g' });
+
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
     await page.getByRole('button', { name: 'Yes, delete' }).click();
     await page.waitForURL(/#\/groups$/, { timeout: 60_000 });
@@ -137,7 +159,7 @@ export function groupsScenarios(c: ConsoleContext): void {
       .getByRole('region', { name: 'results' })
       .getByText(/hello console from Spark/)
       .waitFor();
-    for (const name of ['Pause', 'Archive', 'Delete', 'Execute', 'Rescale'])
+    for (const name of ['Edit', 'Pause', 'Archive', 'Delete', 'Execute', 'Rescale'])
       expect(await viewer.getByRole('button', { name, exact: true }).count()).toBe(0);
     await viewer.context().close();
 

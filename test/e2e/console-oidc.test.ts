@@ -93,6 +93,51 @@ describe('console OIDC sign-in', () => {
     await page.context().close();
   });
 
+  it('renews a short-lived access token, before it expires and when the service refuses it, until the issuer says no', async () => {
+    idp.user = { sub: 'rita', roles: ['viewer'] };
+    // Tokens the API accepts for about 4 s (it allows 30 s of clock skew).
+    Object.assign(idp, { tokenLifetimeS: 4, backdateS: 30, refuseRefresh: false });
+    try {
+      const page = await signInPage();
+      await page.getByRole('button', { name: /Sign in with/ }).click();
+      await page.getByRole('navigation', { name: 'sections' }).waitFor({ timeout: 20_000 });
+      const clustersLoad = async () => {
+        await page.goto(`${consoleUrl()}#/jobs`);
+        await page.goto(`${consoleUrl()}#/clusters`);
+        await page.getByRole('table', { name: 'clusters' }).getByRole('link', { name: 'default' }).waitFor();
+        expect(await page.getByRole('heading', { name: 'Sign in' }).count()).toBe(0);
+      };
+      // Renewed ahead of expiry (at 80 % of the lifetime): still signed in after two lifetimes.
+      const before = idp.refreshRequests.length;
+      await page.waitForTimeout(9_000);
+      expect(idp.refreshRequests.slice(before).filter((r) => r.ok).length).toBeGreaterThanOrEqual(2);
+      await clustersLoad();
+
+      // After a reload the expiry is unknown: the refused call is renewed and made again.
+      await page.reload();
+      await page.getByRole('navigation', { name: 'sections' }).waitFor();
+      const afterReload = idp.refreshRequests.length;
+      await page.waitForTimeout(5_000);
+      await clustersLoad();
+      expect(idp.refreshRequests.slice(afterReload)).toContainEqual({ ok: true });
+
+      // The issuer ends the session: the next refused call signs out, and says why.
+      idp.refuseRefresh = true;
+      await page.waitForTimeout(5_000);
+      await page.goto(`${consoleUrl()}#/jobs`);
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 20_000 });
+      await page
+        .getByRole('alert')
+        .filter({ hasText: /signed out/ })
+        .waitFor();
+      expect(idp.refreshRequests.at(-1)).toEqual({ ok: false, why: 'the session has ended' });
+      expect(await page.evaluate('JSON.stringify(sessionStorage)')).not.toContain('oidc-refresh');
+      await page.context().close();
+    } finally {
+      Object.assign(idp, { tokenLifetimeS: 600, backdateS: 0, refuseRefresh: false });
+    }
+  });
+
   it('refuses an answer whose state does not match, and says why', async () => {
     const page = await signInPage();
     // The identity provider's redirect back, with the state changed on the way.

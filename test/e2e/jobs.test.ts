@@ -16,9 +16,13 @@ const seen = new Map<string, string[]>();
 beforeAll(async () => {
   h = await startHarness();
   socket = ioClient(h.url.replace('/api/v1', '') + '/jobs', { transports: ['websocket'] });
-  socket.on('job', (job: { jobId: string; state: string }) => {
+  // The states each job went through, a repeated state kept only when it is another try's (a try whose driver
+  // ended before its workflow saw it run goes STARTING → STARTING of the next try, with no BUSY between).
+  const lastAttempt = new Map<string, number>();
+  socket.on('job', (job: { jobId: string; state: string; attempt: number }) => {
     const states = seen.get(job.jobId) ?? [];
-    if (states[states.length - 1] !== job.state) states.push(job.state);
+    if (states[states.length - 1] !== job.state || lastAttempt.get(job.jobId) !== job.attempt) states.push(job.state);
+    lastAttempt.set(job.jobId, job.attempt);
     seen.set(job.jobId, states);
   });
   await new Promise<void>((resolve) => socket.on('connect', () => resolve()));

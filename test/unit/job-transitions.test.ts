@@ -22,6 +22,14 @@ describe('job state transitions', () => {
     expect(withDriverStatus(busy, { phase: 'FAILED' }, 9).state).toBe('BUSY');
   });
 
+  it('keeps the start time of a driver that had already ended when first seen, and the state for the workflow to decide', () => {
+    const starting = withDriverStatus(startingJob(job()), { phase: 'PENDING' }, 5);
+    const ended = withDriverStatus(starting, { phase: 'SUCCEEDED', startTime: 4, endTime: 6 }, 9);
+    expect(ended).toMatchObject({ state: 'STARTING', startTime: 4 });
+    expect(withDriverStatus(starting, { phase: 'FAILED', startTime: 4 }, 9).startTime).toBe(4);
+    expect(withDriverStatus(starting, { phase: 'FAILED' }, 9).startTime).toBeUndefined();
+  });
+
   it('does not change the record it was given', () => {
     const j = job();
     withDriverStatus(j, { phase: 'RUNNING', appId: 'a' }, 1);

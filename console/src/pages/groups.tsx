@@ -9,6 +9,7 @@ import { useStream } from '../stream';
 import { TERMINAL_JOB_STATES, type Group, type Job } from '../types';
 import {
   act,
+  notify,
   Button,
   ConfirmButton,
   Dialog,
@@ -25,6 +26,7 @@ import {
   SearchField,
 } from '../ui';
 import { CreateGroupForm } from './groups-create';
+import { EditGroupForm } from './groups-edit';
 import { ExecutePanel } from './groups-execute';
 import { InstanceLink, ResultsList } from './groups-results';
 import { ScaleControl } from './groups-scale';
@@ -226,6 +228,7 @@ function GroupFields({ g }: { g: Group }) {
 
 function GroupActions({ g, reload }: { g: Group; reload: () => void }) {
   const canWrite = useCan('operator');
+  const [editing, setEditing] = useState(false);
   if (!canWrite || g.state === 'ARCHIVED')
     return g.state === 'ARCHIVED' && canWrite ? (
       <ConfirmButton
@@ -237,6 +240,19 @@ function GroupActions({ g, reload }: { g: Group; reload: () => void }) {
   const run = (what: string, done: string) => () => act(done, () => post(`/group/${g.id}/${what}`)).then(reload);
   return (
     <>
+      <Button variant="plain" onClick={() => setEditing(true)}>
+        Edit
+      </Button>
+      <Dialog open={editing} title={`Edit ${g.name}`} onClose={() => setEditing(false)}>
+        <EditGroupForm
+          group={g}
+          onSaved={() => {
+            setEditing(false);
+            notify('Group updated');
+            reload();
+          }}
+        />
+      </Dialog>
       {g.paused ? (
         <Button variant="primary" onClick={run('resume', 'Group resumed')}>
           Resume
