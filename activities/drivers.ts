@@ -5,6 +5,7 @@ import {
   DriverPhase,
   FailureType,
   InvalidSpecError,
+  type ClusterAdapter,
   type DriverSpec,
   type DriverStatus,
   type LogRange,
@@ -53,6 +54,34 @@ export function createDriverActivities(
   adapterFor: AdapterLookup,
   projection: Pick<ReturnType<typeof createProjection>, 'projectJob'>,
 ) {
+  /**
+   * Polls the driver until its phase differs from `known` (or its appId appears), heartbeating, and returns the
+   * new status; the unchanged status after `maxWaitMs`. `startingSince`: see watchDriver.
+   */
+  async function watchWith(
+    adapter: ClusterAdapter,
+    driverId: string,
+    known: DriverStatus,
+    maxWaitMs: number,
+    startingSince?: number,
+  ): Promise<DriverStatus> {
+    const ctx = Context.current();
+    const deadline = Date.now() + maxWaitMs;
+    for (;;) {
+      const st = await adapter.status(driverId);
+      if (
+        startingSince !== undefined &&
+        notStarted(st) &&
+        pastDeadline(startingSince, config.LAUNCH_DEADLINE_MS, Date.now())
+      )
+        return { phase: DriverPhase.FAILED, message: launchDeadlineError(config.LAUNCH_DEADLINE_MS, st.message) };
+      if (st.phase !== known.phase || (st.appId && st.appId !== known.appId) || Date.now() > deadline) return st;
+      ctx.heartbeat(st.phase);
+      await sleep(config.WATCH_INTERVAL_MS, ctx.cancellationSignal);
+      if (ctx.cancellationSignal.aborted) return st;
+    }
+  }
+
   const activities = {
     /**
      * Launches a driver. `starting` is the job's STARTING record with a version the workflow reserved
@@ -108,22 +137,7 @@ export function createDriverActivities(
       maxWaitMs = 10 * 60_000,
       startingSince?: number,
     ): Promise<DriverStatus> {
-      const ctx = Context.current();
-      const adapter = await adapterFor(clusterName);
-      const deadline = Date.now() + maxWaitMs;
-      for (;;) {
-        const st = await adapter.status(driverId);
-        if (
-          startingSince !== undefined &&
-          notStarted(st) &&
-          pastDeadline(startingSince, config.LAUNCH_DEADLINE_MS, Date.now())
-        )
-          return { phase: DriverPhase.FAILED, message: launchDeadlineError(config.LAUNCH_DEADLINE_MS, st.message) };
-        if (st.phase !== known.phase || (st.appId && st.appId !== known.appId) || Date.now() > deadline) return st;
-        ctx.heartbeat(st.phase);
-        await sleep(config.WATCH_INTERVAL_MS, ctx.cancellationSignal);
-        if (ctx.cancellationSignal.aborted) return st;
-      }
+      return watchWith(await adapterFor(clusterName), driverId, known, maxWaitMs, startingSince);
     },
 
     async removeDriver(clusterName: string, driverId: string): Promise<void> {
@@ -166,13 +180,15 @@ export function createDriverActivities(
     ): Promise<{ status: DriverStatus; busy?: Job; finished?: Job; removalError?: string }> {
       const deadline = Date.now() + maxWaitMs;
       const signal = Context.current().cancellationSignal;
+      // One lookup of the cluster for the whole watch, the removal included.
+      const adapter = await adapterFor(clusterName);
       let job = record.job;
       let busy: Job | undefined;
-      let status = await activities.watchDriver(clusterName, driverId, known, maxWaitMs, startingSince);
+      let status = await watchWith(adapter, driverId, known, maxWaitMs, startingSince);
       if (status.phase === DriverPhase.RUNNING && job.state === JobState.STARTING && !signal.aborted) {
         busy = job = withDriverStatus(job, status, Date.now());
         await projection.projectJob(busy, record.version);
-        status = await activities.watchDriver(clusterName, driverId, status, Math.max(0, deadline - Date.now()));
+        status = await watchWith(adapter, driverId, status, Math.max(0, deadline - Date.now()));
       }
       if (finishVersion === undefined || status.phase !== DriverPhase.SUCCEEDED || signal.aborted)
         return { status, busy };
@@ -180,7 +196,7 @@ export function createDriverActivities(
       const finished = finishedJob(withDriverStatus(job, status, now), JobState.FINISHED, now);
       await projection.projectJob(finished, finishVersion);
       try {
-        await activities.removeDriver(clusterName, driverId);
+        await adapter.remove(driverId);
         return { status, busy, finished };
       } catch (e) {
         return { status, busy, finished, removalError: (e as Error).message };

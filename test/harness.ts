@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { inject } from 'vitest';
 import { request, type Reply } from '../testkit/http';
+import type { ClusterAdapter } from '../domain/driver';
 import { quietTemporal, startStack, type Stack } from '../testkit/stack';
 
 export { form } from '../testkit/http';
@@ -12,7 +13,14 @@ export { eventually } from '../testkit/wait';
 
 export type Harness = Stack;
 
-export async function startHarness(opts: { worker?: boolean; env?: Record<string, string> } = {}): Promise<Harness> {
+export async function startHarness(
+  opts: {
+    worker?: boolean;
+    env?: Record<string, string>;
+    /** Replaces the cluster adapters of the API (and of the harness's worker): no Spark, no Kubernetes. */
+    adapterFor?: (clusterName: string) => Promise<ClusterAdapter>;
+  } = {},
+): Promise<Harness> {
   quietTemporal();
   const id = randomUUID().slice(0, 8);
   return startStack({
@@ -24,6 +32,7 @@ export async function startHarness(opts: { worker?: boolean; env?: Record<string
     env: { WATCH_INTERVAL_MS: '200', LOG_LEVEL: 'warn', CONSOLE_DIR: inject('consoleDir'), ...opts.env },
     worker: opts.worker === false ? 'none' : 'in-process',
     bundle: { codePath: inject('bundlePath') },
+    adapterFor: opts.adapterFor,
   });
 }
 

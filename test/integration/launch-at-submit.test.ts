@@ -3,14 +3,10 @@
 // cluster is a fake that behaves like Kubernetes (a removed driver is gone, and a later launch creates it
 // again), which is the case where a late launch could leave an orphan.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { ClusterAdapter, DriverSpec } from '../../domain/driver';
 import { singleJobDriverId } from '../../domain/job';
 import { createWorker } from '../../worker/worker';
-import { quietTemporal, startStack, type Stack } from '../../testkit/stack';
-import { call, eventually, form } from '../harness';
+import { call, eventually, form, startHarness, type Harness } from '../harness';
 
 /** Drivers live from their first launch until removed; a launch may be held until the test lets it go. */
 function fakeCluster() {
@@ -52,20 +48,13 @@ function fakeCluster() {
 }
 
 const fake = fakeCluster();
-let s: Stack;
+let s: Harness;
 
 beforeAll(async () => {
-  quietTemporal();
-  const id = randomUUID().slice(0, 8);
-  // No worker of the stack's own: the test starts one when the API's part is done.
-  s = await startStack({
-    temporalAddress: inject('temporalAddress'),
-    mongoUrl: inject('mongoUrl'),
-    dir: path.join(inject('testDir'), id),
-    id,
-    prefix: 'test',
-    env: { WATCH_INTERVAL_MS: '100', LOG_LEVEL: 'warn', LAUNCH_AT_SUBMIT: 'all' },
-    worker: 'none',
+  // No worker of the harness's own: the test starts one when the API's part is done.
+  s = await startHarness({
+    worker: false,
+    env: { WATCH_INTERVAL_MS: '100', LAUNCH_AT_SUBMIT: 'all' },
     adapterFor: async () => fake.adapter,
   });
 });

@@ -4,6 +4,7 @@
 import { get, post } from '../api';
 import { Button, useAsync } from '../ui';
 import {
+  CodeFilesField,
   formBody,
   MEMORY_INITIAL,
   MemoryFieldset,
@@ -60,21 +61,13 @@ export function CreateGroupForm({ onCreated }: { onCreated: (groupId: string) =>
         {form.input('scale', 'Scale', 'number of warm drivers', { inputMode: 'numeric' })}
         {form.select('autoPause', 'Pause when idle (autoPause)', ['false', 'true'])}
       </div>
-      <label class="field">
-        <span class="field-label">
-          {v.language === 'SCALA' ? 'Jars with the job classes' : 'Python modules (pyFiles)'}
-        </span>
-        <input
-          id="group-new-files"
-          type="file"
-          multiple
-          accept={v.language === 'SCALA' ? '.jar' : '.py,.zip,.egg'}
-          onChange={onFiles(v.language === 'SCALA' ? 'jars' : 'pyFiles')}
-        />
-        <span class="field-hint">
-          {v.language === 'SCALA' ? 'classes implementing cloud.ilum.job.Job' : 'job classes are named module.Class'}
-        </span>
-      </label>
+      <CodeFilesField
+        id="group-new-files"
+        language={v.language}
+        label={v.language === 'SCALA' ? 'Jars with the job classes' : 'Python modules (pyFiles)'}
+        hint={v.language === 'SCALA' ? 'classes implementing cloud.ilum.job.Job' : 'job classes are named module.Class'}
+        onFiles={onFiles}
+      />
       <div class="form-cols">
         {form.area('jobConfig', 'Spark configuration', 'key=value;key2=value2')}
         {form.input('tags', 'Tags', 'key=value;key2=value2')}

@@ -7,6 +7,8 @@ import { put } from '../api';
 import type { Group } from '../types';
 import { Button } from '../ui';
 import {
+  CodeFilesField,
+  codeFilesField,
   formBody,
   MEMORY_INITIAL,
   MemoryFieldset,
@@ -45,7 +47,7 @@ export function EditGroupForm({ group, onSaved }: { group: Group; onSaved: () =>
   const form = useForm('group-edit', initial);
   const [files, onFiles] = useFiles();
   const v = form.values;
-  const fileField = group.language === 'SCALA' ? 'jars' : 'pyFiles';
+  const fileField = codeFilesField(group.language);
 
   const onSubmit = async (e: Event) => {
     e.preventDefault();
@@ -71,17 +73,13 @@ export function EditGroupForm({ group, onSaved }: { group: Group; onSaved: () =>
         {form.input('packages', 'Maven packages', 'group:artifact:version, separated by ,')}
         {form.select('autoPause', 'Pause when idle (autoPause)', ['false', 'true'])}
       </div>
-      <label class="field">
-        <span class="field-label">{group.language === 'SCALA' ? 'More jars' : 'More Python modules (pyFiles)'}</span>
-        <input
-          id="group-edit-files"
-          type="file"
-          multiple
-          accept={group.language === 'SCALA' ? '.jar' : '.py,.zip,.egg'}
-          onChange={onFiles(fileField)}
-        />
-        <span class="field-hint">added to what the group loads</span>
-      </label>
+      <CodeFilesField
+        id="group-edit-files"
+        language={group.language}
+        label={group.language === 'SCALA' ? 'More jars' : 'More Python modules (pyFiles)'}
+        hint="added to what the group loads"
+        onFiles={onFiles}
+      />
       {form.area('description', 'Description')}
       <MemoryFieldset form={form} />
       <div class="actions form-actions">

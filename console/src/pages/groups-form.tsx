@@ -170,3 +170,33 @@ export function useFiles(): [Record<string, File[]>, (k: string) => (e: JSX.Targ
   const [files, setFiles] = useState<Record<string, File[]>>({});
   return [files, (k) => (e) => setFiles((old) => ({ ...old, [k]: Array.from(e.currentTarget.files ?? []) }))];
 }
+
+/**
+ * The file input of the code a group or schedule loads: jars for SCALA, Python modules (pyFiles) otherwise,
+ * kept by `onFiles` under that field's name.
+ */
+export function CodeFilesField(props: {
+  id: string;
+  language: string;
+  label: string;
+  hint?: string;
+  onFiles: (k: string) => (e: JSX.TargetedEvent<HTMLInputElement>) => void;
+}) {
+  const scala = props.language === 'SCALA';
+  return (
+    <label class="field">
+      <span class="field-label">{props.label}</span>
+      <input
+        id={props.id}
+        type="file"
+        multiple
+        accept={scala ? '.jar' : '.py,.zip,.egg'}
+        onChange={props.onFiles(scala ? 'jars' : 'pyFiles')}
+      />
+      {props.hint && <span class="field-hint">{props.hint}</span>}
+    </label>
+  );
+}
+
+/** The field name a group's or schedule's code files go under. */
+export const codeFilesField = (language: string): 'jars' | 'pyFiles' => (language === 'SCALA' ? 'jars' : 'pyFiles');

@@ -5,6 +5,7 @@ import { get, post, put } from '../api';
 import type { Schedule } from '../types';
 import { Button, useAsync } from '../ui';
 import {
+  CodeFilesField,
   formBody,
   MEMORY_INITIAL,
   MemoryFieldset,
@@ -127,19 +128,12 @@ export function ScheduleForm({ schedule, onDone }: { schedule?: Schedule; onDone
         {form.input('startTime', 'No run before', 'your local time; empty: none', { type: 'datetime-local' })}
         {form.input('endTime', 'No run after', 'your local time; empty: none', { type: 'datetime-local' })}
       </div>
-      <label class="field">
-        <span class="field-label">
-          {language === 'SCALA' ? 'Jars' : 'Python files (pyFiles)'}
-          {schedule ? ' to add' : ''}
-        </span>
-        <input
-          id="schedule-files"
-          type="file"
-          multiple
-          accept={language === 'SCALA' ? '.jar' : '.py,.zip,.egg'}
-          onChange={onFiles(language === 'SCALA' ? 'jars' : 'pyFiles')}
-        />
-      </label>
+      <CodeFilesField
+        id="schedule-files"
+        language={language}
+        label={`${language === 'SCALA' ? 'Jars' : 'Python files (pyFiles)'}${schedule ? ' to add' : ''}`}
+        onFiles={onFiles}
+      />
       <div class="form-cols">
         {form.area('args', 'Arguments', 'a;b;c')}
         {form.area('jobConfig', 'Spark configuration', 'spark.key=value;spark.key2=value2')}
