@@ -4,6 +4,7 @@
 import type { Collection, Document } from 'mongodb';
 import { whyNoReadyInstance, type InstanceView } from '../domain/broken-clusters';
 import { parseTags } from '../domain/delimited';
+import { isTerminal, TERMINAL_JOB_STATES } from '../domain/states';
 import type { SqlEngineRecord } from '../domain/sql-engine';
 import type { Group, Job, JobInstanceResult, Schedule } from '../domain/types';
 import { Collections, type Store } from '../lib/mongo';
@@ -15,16 +16,17 @@ async function upsertVersioned(
   id: string,
   version: number,
   doc: Document,
+  also: Document = {},
 ): Promise<boolean> {
   try {
     const r = await col.replaceOne(
-      { _id: id, version: { $lt: version } } as Document,
+      { _id: id, version: { $lt: version }, ...also } as Document,
       { ...doc, version },
       { upsert: true },
     );
     return r.modifiedCount + r.upsertedCount > 0;
   } catch (e) {
-    // The filter missed because the stored version is newer; the upsert then collides on _id.
+    // The filter missed because the stored version is newer (or `also` refused it); the upsert then collides on _id.
     if ((e as { code?: number }).code === 11000) return false;
     throw e;
   }
@@ -42,7 +44,22 @@ const tagMap = (tags: string) => {
 export function createProjection(store: Store) {
   return {
     async projectJob(job: Job, version: number): Promise<boolean> {
-      return upsertVersioned(store.col(Collections.jobs), job.jobId, version, { ...job, tagMap: tagMap(job.tags) });
+      const col = store.col(Collections.jobs);
+      const doc: Document = { ...job, tagMap: tagMap(job.tags) };
+      if (!isTerminal(job.state)) return upsertVersioned(col, job.jobId, version, doc);
+      // A job's end is written by the workflow, or by its watch activity (BUSY on the way, FINISHED when the
+      // driver succeeds). A stop or cancel can land while the watch writes, and the workflow, which never got
+      // the watch's answer, then ends the job from the record it knew:
+      // - it did not see the start time the watch wrote with BUSY: the stored one is kept;
+      // - the watch had already written FINISHED: that end stays (an ended job does not change state again),
+      //   and a later write of the same end (a cleanup note) still goes through.
+      if (job.startTime === undefined) {
+        const stored = await col.findOne({ _id: job.jobId } as Document, { projection: { startTime: 1 } });
+        if (typeof stored?.startTime === 'number') doc.startTime = stored.startTime;
+      }
+      return upsertVersioned(col, job.jobId, version, doc, {
+        $or: [{ state: { $nin: [...TERMINAL_JOB_STATES] } }, { state: job.state }],
+      });
     },
     async projectGroup(group: Omit<Group, 'jobs'>, version: number): Promise<boolean> {
       return upsertVersioned(store.col(Collections.groups), group.id, version, {

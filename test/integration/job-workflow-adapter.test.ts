@@ -179,4 +179,37 @@ describe('job workflow with a replaced adapter', () => {
     expect(await p.projectJob({ ...base, state: 'FINISHED' }, 4)).toBe(true);
     expect((await job('proj-1')).state).toBe('FINISHED');
   });
+
+  it('keeps an ended job ended, and a start time the watch wrote, when the workflow ends the job after a race', async () => {
+    const p = createProjection(h.store);
+    const base: Omit<Job, 'state'> = {
+      jobId: 'proj-2',
+      jobName: 'p',
+      jobType: 'SINGLE',
+      tags: '',
+      language: 'PYTHON',
+      clusterName: 'default',
+      jobConfig: '',
+      args: [],
+      pyRequirements: '',
+      packages: '',
+      submitTime: 1,
+      maxRetries: 0,
+      attempt: 1,
+      memorySettings: { dynamicAllocation: false },
+    };
+    // The watch wrote BUSY with the start time; a stop cancelled it, and the workflow, still at STARTING,
+    // writes FINISHED without one.
+    expect(await p.projectJob({ ...base, state: 'BUSY', startTime: 1234 }, 3)).toBe(true);
+    expect(await p.projectJob({ ...base, state: 'FINISHED', endTime: 2000 }, 4)).toBe(true);
+    expect(await job('proj-2')).toMatchObject({ state: 'FINISHED', startTime: 1234, endTime: 2000 });
+    // The watch wrote FINISHED; a cancel then makes the workflow write CANCELED: the end stays FINISHED.
+    expect(await p.projectJob({ ...base, state: 'CANCELED', startTime: 1234, endTime: 2100 }, 5)).toBe(false);
+    expect(await job('proj-2')).toMatchObject({ state: 'FINISHED', endTime: 2000 });
+    // The same end written again (a cleanup note) goes through.
+    expect(await p.projectJob({ ...base, state: 'FINISHED', startTime: 1234, endTime: 2000, cleanup: 'x' }, 6)).toBe(
+      true,
+    );
+    expect((await job('proj-2')).cleanup).toBe('x');
+  });
 });
