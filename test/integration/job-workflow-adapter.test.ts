@@ -136,6 +136,25 @@ describe('job workflow with a replaced adapter', () => {
     }
   });
 
+  it('a stopped job keeps the start time its watch wrote with BUSY', async () => {
+    const w = await startWorker();
+    try {
+      fake.hold();
+      fake.slowLaunch(0);
+      const id = await submit();
+      const busy = await until(id, 'BUSY');
+      expect(busy.startTime).toBeGreaterThan(0);
+      // The watch wrote BUSY and watches on; the workflow, which has not heard back from it, ends the job.
+      expect((await call(h, 'POST', `/job/${id}/stop`)).status).toBe(200);
+      const done = await until(id, 'FINISHED');
+      expect(done.startTime).toBe(busy.startTime);
+      expect(done.endTime).toBeGreaterThanOrEqual(busy.startTime);
+    } finally {
+      w.worker.shutdown();
+      await w.done;
+    }
+  });
+
   it('cancels mid-launch and still removes the driver', async () => {
     const w = await startWorker();
     try {
