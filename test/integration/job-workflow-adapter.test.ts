@@ -136,7 +136,7 @@ describe('job workflow with a replaced adapter', () => {
     }
   });
 
-  it('a stopped job keeps the start time its watch wrote with BUSY', async () => {
+  it('a stopped job keeps the start time and appId its watch wrote with BUSY', async () => {
     const w = await startWorker();
     try {
       fake.hold();
@@ -144,10 +144,12 @@ describe('job workflow with a replaced adapter', () => {
       const id = await submit();
       const busy = await until(id, 'BUSY');
       expect(busy.startTime).toBeGreaterThan(0);
+      expect(busy.appId).toBe(`app-job-${id}-1`);
       // The watch wrote BUSY and watches on; the workflow, which has not heard back from it, ends the job.
       expect((await call(h, 'POST', `/job/${id}/stop`)).status).toBe(200);
       const done = await until(id, 'FINISHED');
       expect(done.startTime).toBe(busy.startTime);
+      expect(done.appId).toBe(busy.appId);
       expect(done.endTime).toBeGreaterThanOrEqual(busy.startTime);
     } finally {
       w.worker.shutdown();
@@ -219,9 +221,9 @@ describe('job workflow with a replaced adapter', () => {
     };
     // The watch wrote BUSY with the start time; a stop cancelled it, and the workflow, still at STARTING,
     // writes FINISHED without one.
-    expect(await p.projectJob({ ...base, state: 'BUSY', startTime: 1234 }, 3)).toBe(true);
+    expect(await p.projectJob({ ...base, state: 'BUSY', startTime: 1234, appId: 'app-1' }, 3)).toBe(true);
     expect(await p.projectJob({ ...base, state: 'FINISHED', endTime: 2000 }, 4)).toBe(true);
-    expect(await job('proj-2')).toMatchObject({ state: 'FINISHED', startTime: 1234, endTime: 2000 });
+    expect(await job('proj-2')).toMatchObject({ state: 'FINISHED', startTime: 1234, appId: 'app-1', endTime: 2000 });
     // The watch wrote FINISHED; a cancel then makes the workflow write CANCELED: the end stays FINISHED.
     expect(await p.projectJob({ ...base, state: 'CANCELED', startTime: 1234, endTime: 2100 }, 5)).toBe(false);
     expect(await job('proj-2')).toMatchObject({ state: 'FINISHED', endTime: 2000 });
