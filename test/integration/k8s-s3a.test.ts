@@ -18,7 +18,7 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
-import { removeArtifacts, s3ObjectStore } from '../../activities/adapters/k8s/artifact-store';
+import { removeArtifacts, s3ObjectStore, SMALL_FILE } from '../../activities/adapters/k8s/artifact-store';
 import { buildDriverManifests } from '../../activities/adapters/k8s/manifests';
 import { k8sNames } from '../../activities/adapters/k8s/names';
 import type { K8sCluster } from '../../activities/adapters/k8s/options';
@@ -195,20 +195,28 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
     expect(saved.log).toContain('RESULT hello-from-s3a words=5 lines=3');
   }, 300_000);
 
-  it('a second launch uploads nothing new; removeArtifacts deletes an owner’s objects', async () => {
-    const spec = pythonJob('s3a2', `s3a://${BUCKET}/data/lines.txt`);
+  it('a second launch sends no large file again; removeArtifacts deletes an owner’s objects', async () => {
+    const base = pythonJob('s3a2', `s3a://${BUCKET}/data/lines.txt`);
+    const big = storeFile('s3a2', 'files', 'big.bin', 'x'.repeat(SMALL_FILE));
+    const spec = { ...base, spark: { ...base.spark, artifacts: { ...base.spark.artifacts, files: [big] } } };
     const store = s3ObjectStore(cluster.storages!.s3);
     const puts: string[] = [];
     const counting = { ...store, put: (b: string, k: string, f: string) => (puts.push(k), store.put(b, k, f)) };
     const adapter = createK8sAdapter({ cluster, config: config(), objectStore: counting });
+    const stamp = async () =>
+      (await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'artifacts/s3a2/files/' }))).Contents?.map(
+        (o) => [o.Key, o.LastModified?.getTime(), o.Size],
+      );
     await adapter.launch(spec);
     const first = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'artifacts/s3a2/' }));
     expect(first.KeyCount).toBe(3);
-    const stamps = (first.Contents ?? []).map((o) => o.LastModified?.getTime());
+    const before = await stamp();
+    expect(before).toEqual([['artifacts/s3a2/files/big.bin', expect.any(Number), SMALL_FILE]]);
+    // Later than the first write's second: a new write of the big file would show a newer LastModified.
+    await new Promise((r) => setTimeout(r, 1100));
     await adapter.launch({ ...spec, driverId: 'job-s3a2-2' });
-    const again = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'artifacts/s3a2/' }));
-    expect((again.Contents ?? []).map((o) => o.LastModified?.getTime())).toEqual(stamps);
-    expect(puts).toHaveLength(6); // asked each time, written once: same size, same key
+    expect(await stamp()).toEqual(before); // asked, same size: not sent again
+    expect(puts).toHaveLength(6); // each file handed to the store on each launch; the small ones put again
 
     await removeArtifacts(store, BUCKET, 's3a2');
     expect((await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'artifacts/s3a2/' }))).KeyCount).toBe(0);

@@ -1,8 +1,10 @@
 // The cluster's object storage as the artifact store of its pods: before a launch, the files of the
 // worker's artifact store that a driver needs are uploaded to its storage's spark bucket (S3 or any
 // S3-compatible server, through the AWS SDK), under the keys artifacts.ts points the pod at. Uploads are
-// idempotent: an object of the same size under the key is left alone, so a retried launch, a group's
-// next instance or a schedule's next run uploads nothing. removeArtifacts deletes an owner's objects.
+// idempotent: a file of SMALL_FILE bytes or more is not sent again when an object of its size is under the
+// key, so a retried launch, a group's next instance or a schedule's next run uploads no large jar twice; a
+// smaller file is simply put again (one request, where asking first would be two). removeArtifacts deletes
+// an owner's objects.
 import { open } from 'node:fs/promises';
 import {
   DeleteObjectCommand,
@@ -26,6 +28,9 @@ const PERMANENT_CODES = new Set([
   'SignatureDoesNotMatch',
   'InvalidBucketName',
 ]);
+
+/** Below this size a file is put without asking whether the object is there already. */
+export const SMALL_FILE = 1024 * 1024;
 
 /** An S3 client for one storage: its endpoint (path-style, as S3-compatible servers want), region and keys. */
 export function s3ObjectStore(storage: K8sStorage): ObjectStore {
@@ -56,7 +61,7 @@ export function s3ObjectStore(storage: K8sStorage): ObjectStore {
       const handle = await open(file);
       try {
         const { size } = await handle.stat();
-        if ((await sizeOf(Bucket, Key)) === size) return;
+        if (size >= SMALL_FILE && (await sizeOf(Bucket, Key)) === size) return;
         const Body = handle.createReadStream({ autoClose: false });
         await client.send(new PutObjectCommand({ Bucket, Key, Body, ContentLength: size }));
       } finally {
