@@ -1,8 +1,8 @@
-// Scenarios of the console's groups pages, on one PYTHON JOB group of scale 1 created through the API: the
-// list, the group's page following its instance to READY live, executions through the form (a result, a
+// Scenarios of the console's groups pages, on one PYTHON CODE group of scale 1 created through the API: the
+// list, the group's page following its instance to READY live, executions through the form (code, a result, a
 // raised error with its stack trace, a config that is not JSON, a submit without waiting) landing in the
-// results list without a reload, the service's refusal of a scale above its limit, what a viewer sees, and
-// archiving through the buttons.
+// results list without a reload, the service's refusal of a scale above its limit, creating, editing, pausing,
+// resuming and deleting a group through the page, what a viewer sees, and archiving through the buttons.
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
 import { screenshot } from '../../testkit/browser';
@@ -28,7 +28,7 @@ const mark = (page: Page) => page.evaluate('window.__noReload = true');
 const stillSamePage = (page: Page) => page.evaluate('window.__noReload === true');
 
 async function execute(page: Page, jobClass: string, config: string): Promise<void> {
-  await page.getByLabel('Job class').fill(jobClass);
+  await page.getByRole('textbox', { name: /^Job class/ }).fill(jobClass);
   await page.getByLabel('Config (JSON)').fill(config);
   await page.getByRole('button', { name: 'Execute', exact: true }).click();
 }
@@ -41,7 +41,7 @@ export function groupsScenarios(c: ConsoleContext): void {
         'POST',
         '/group',
         form(
-          { name: GROUP, language: 'PYTHON', scale: '1', driverMemory: '512m', tags: 'area=console' },
+          { name: GROUP, language: 'PYTHON', kind: 'CODE', scale: '1', driverMemory: '512m', tags: 'area=console' },
           { pyFiles: [{ name: 'jobs.py', content: JOBS_PY }] },
         ),
       );
@@ -61,11 +61,19 @@ export function groupsScenarios(c: ConsoleContext): void {
       const instances = page.getByRole('table', { name: 'instances' });
       await instances.getByText('READY', { exact: true }).waitFor({ timeout: SPARK_TIMEOUT });
 
+      // A CODE group runs code (the panel opens on it) and job classes.
+      const outcome = page.getByRole('region', { name: 'execution outcome' });
+      await page.getByRole('button', { name: 'Execute', exact: true }).click();
+      await page.getByText('give the code to run').waitFor();
+      await page.getByRole('textbox', { name: /^Code/ }).fill('spark.range(7).count() * 6');
+      await page.getByRole('button', { name: 'Execute', exact: true }).click();
+      await outcome.getByText('42', { exact: true }).waitFor({ timeout: 60_000 });
+      await page.getByRole('radio', { name: 'Job class' }).check();
+
       // A config that is not JSON is refused before sending.
       await execute(page, 'jobs.Echo', '{"say": ');
       await page.getByText(/not valid JSON/).waitFor();
 
-      const outcome = page.getByRole('region', { name: 'execution outcome' });
       await execute(page, 'jobs.Echo', '{"say": "hello console"}');
       await outcome.getByText(/hello console from Spark 3\./).waitFor({ timeout: 60_000 });
 
@@ -77,7 +85,7 @@ export function groupsScenarios(c: ConsoleContext): void {
       const trace = await outcome.getByLabel('Stack trace').textContent();
       expect(trace).toMatch(/Traceback|raise RuntimeError/);
 
-      await page.getByLabel('Job class').fill('jobs.Echo');
+      await page.getByRole('textbox', { name: /^Job class/ }).fill('jobs.Echo');
       await page.getByLabel('Config (JSON)').fill('{"say": "later"}');
       await page.getByRole('button', { name: 'Submit without waiting' }).click();
       await outcome.getByText(/^Submitted as/).waitFor({ timeout: 30_000 });
@@ -143,6 +151,18 @@ export function groupsScenarios(c: ConsoleContext): void {
     const edited = (await c.api('GET', `/group/${id}`)).body;
     expect(edited).toMatchObject({ description: 'nightly scoring', tags: 'team=data;tier=gold', scale: 0 });
     expect(edited.memorySettings).toMatchObject({ driverMemory: '1g' });
+
+    // Pause after a confirmation: the badge, the empty instances' words and the service agree; then resume.
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    await page.getByRole('button', { name: 'Yes, pause' }).click();
+    const header = page.locator('.page-header');
+    await header.getByText('PAUSED', { exact: true }).waitFor({ timeout: 15_000 });
+    await page.getByText('Paused: no drivers until resumed.').waitFor();
+    expect((await c.api('GET', `/group/${id}`)).body.paused).toBe(true);
+    await page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await page.getByRole('button', { name: 'Pause', exact: true }).waitFor({ timeout: 15_000 });
+    expect(await header.getByText('PAUSED', { exact: true }).count()).toBe(0);
+    expect((await c.api('GET', `/group/${id}`)).body.paused).toBe(false);
 
     await page.getByRole('button', { name: 'Delete', exact: true }).click();
     await page.getByRole('button', { name: 'Yes, delete' }).click();
