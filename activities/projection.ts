@@ -51,14 +51,15 @@ export function createProjection(store: Store) {
       // driver succeeds). A stop or cancel can land while the watch writes, and the workflow, which never got
       // the watch's answer, then ends the job from the record it knew:
       // - it did not see the start time and appId the watch wrote with BUSY: the stored ones are kept (the
-      //   appId only from the same try);
+      //   appId only from the same try). A record with a start time came from a BUSY record the workflow saw,
+      //   so only one without it is looked up (most ends are written with it, and without a read);
       // - the watch had already written FINISHED: that end stays (an ended job does not change state again),
       //   and a later write of the same end (a cleanup note) still goes through.
-      if (job.startTime === undefined || job.appId === undefined) {
+      if (job.startTime === undefined) {
         const stored = await col.findOne({ _id: job.jobId } as Document, {
           projection: { startTime: 1, appId: 1, attempt: 1 },
         });
-        if (job.startTime === undefined && typeof stored?.startTime === 'number') doc.startTime = stored.startTime;
+        if (typeof stored?.startTime === 'number') doc.startTime = stored.startTime;
         if (job.appId === undefined && typeof stored?.appId === 'string' && stored.attempt === job.attempt)
           doc.appId = stored.appId;
       }
