@@ -2,7 +2,7 @@
 # npm test after its setup: the type check, lint and the runner's pytest side by side (each mostly one core;
 # together they take about as long as the slowest), then vitest, whose integration and e2e files need the
 # machine to themselves. Every part runs to its end; the exit code is the first failure's. Each part's output
-# is printed whole, in order, once it is done.
+# is printed whole, in order, once it is done; the last line adds up the tests: "tests: N passed, N failed".
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -31,4 +31,8 @@ done
 # Under CI, plain text: picocolors turns colours on when CI is set, and the escape codes then sit inside the
 # summary lines ("Tests  612 passed") that tools reading the log look for.
 if [ -n "${CI:-}" ]; then export NO_COLOR=1; fi
-npx vitest run
+npx vitest run --reporter=default --reporter=json --outputFile.json="$out/vitest.json"
+rc=$?
+# Last, one plain line with both runners' counts (scripts/test-summary.mjs says why).
+node scripts/test-summary.mjs "$out/runner.log" "$out/vitest.json"
+exit "$rc"

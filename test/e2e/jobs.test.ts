@@ -96,8 +96,10 @@ describe('single jobs on the local cluster', () => {
     expect(logs.status).toBe(200);
     expect(logs.body[0]).toMatchObject({ role: 'driver', from: 0 });
     const lines: string[] = logs.body.flatMap((e: { log: string[] }) => e.log);
-    expect(lines).toContain('SUM_OF_SQUARES=333833500');
-    expect(lines).toContain('CONF=on');
+    // Spark's PythonRunner runs Python unbuffered, so print's text and its newline are two writes, and a log4j line
+    // (stderr, the same file) can land between them: the text is looked for within the log, not as a whole line.
+    expect(lines.join('\n')).toContain('SUM_OF_SQUARES=333833500');
+    expect(lines.join('\n')).toContain('CONF=on');
     // Paging of the log.
     const page = await call(h, 'GET', `/job/${jobId}/logs?from=2&logSize=3`);
     expect(page.body[0].log).toEqual(logs.body[0].log.slice(2, 5));
