@@ -41,31 +41,47 @@ const tagMap = (tags: string) => {
   }
 };
 
+/** What a job's end kept of its stored record: the start its watch wrote with BUSY, which the workflow did not see. */
+export type KeptStart = Partial<Pick<Job, 'startTime' | 'appId'>>;
+
 export function createProjection(store: Store) {
+  async function writeJob(job: Job, version: number): Promise<{ written: boolean; kept: KeptStart }> {
+    const col = store.col(Collections.jobs);
+    const doc: Document = { ...job, tagMap: tagMap(job.tags) };
+    const kept: KeptStart = {};
+    if (!isTerminal(job.state)) return { written: await upsertVersioned(col, job.jobId, version, doc), kept };
+    // A job's end is written by the workflow, or by its watch activity (BUSY on the way, FINISHED when the
+    // driver succeeds). A stop or cancel can land while the watch writes, and the workflow, which never got
+    // the watch's answer, then ends the job from the record it knew:
+    // - it did not see the start time and appId the watch wrote with BUSY: the stored ones are kept (the
+    //   appId only from the same try). A record with a start time came from a BUSY record the workflow saw,
+    //   so only one without it is looked up (most ends are written with it, and without a read);
+    // - the watch had already written FINISHED: that end stays (an ended job does not change state again),
+    //   and a later write of the same end (a cleanup note) still goes through.
+    if (job.startTime === undefined) {
+      const stored = await col.findOne({ _id: job.jobId } as Document, {
+        projection: { startTime: 1, appId: 1, attempt: 1 },
+      });
+      if (typeof stored?.startTime === 'number') doc.startTime = kept.startTime = stored.startTime;
+      if (job.appId === undefined && typeof stored?.appId === 'string' && stored.attempt === job.attempt)
+        doc.appId = kept.appId = stored.appId;
+    }
+    const written = await upsertVersioned(col, job.jobId, version, doc, {
+      $or: [{ state: { $nin: [...TERMINAL_JOB_STATES] } }, { state: job.state }],
+    });
+    return { written, kept };
+  }
+
   return {
     async projectJob(job: Job, version: number): Promise<boolean> {
-      const col = store.col(Collections.jobs);
-      const doc: Document = { ...job, tagMap: tagMap(job.tags) };
-      if (!isTerminal(job.state)) return upsertVersioned(col, job.jobId, version, doc);
-      // A job's end is written by the workflow, or by its watch activity (BUSY on the way, FINISHED when the
-      // driver succeeds). A stop or cancel can land while the watch writes, and the workflow, which never got
-      // the watch's answer, then ends the job from the record it knew:
-      // - it did not see the start time and appId the watch wrote with BUSY: the stored ones are kept (the
-      //   appId only from the same try). A record with a start time came from a BUSY record the workflow saw,
-      //   so only one without it is looked up (most ends are written with it, and without a read);
-      // - the watch had already written FINISHED: that end stays (an ended job does not change state again),
-      //   and a later write of the same end (a cleanup note) still goes through.
-      if (job.startTime === undefined) {
-        const stored = await col.findOne({ _id: job.jobId } as Document, {
-          projection: { startTime: 1, appId: 1, attempt: 1 },
-        });
-        if (typeof stored?.startTime === 'number') doc.startTime = stored.startTime;
-        if (job.appId === undefined && typeof stored?.appId === 'string' && stored.attempt === job.attempt)
-          doc.appId = stored.appId;
-      }
-      return upsertVersioned(col, job.jobId, version, doc, {
-        $or: [{ state: { $nin: [...TERMINAL_JOB_STATES] } }, { state: job.state }],
-      });
+      return (await writeJob(job, version)).written;
+    },
+    /**
+     * A job's end, written like projectJob, answering what it kept of the stored record, so the workflow's own
+     * record (its query and result) shows the start time and appId too (patch END_KEEPS_START).
+     */
+    async projectJobEnd(job: Job, version: number): Promise<KeptStart> {
+      return (await writeJob(job, version)).kept;
     },
     async projectGroup(group: Omit<Group, 'jobs'>, version: number): Promise<boolean> {
       return upsertVersioned(store.col(Collections.groups), group.id, version, {

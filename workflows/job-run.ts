@@ -40,7 +40,7 @@ import type { Job } from '../domain/types';
 import { cleanup, drivers, projection, quickRemoval, watch } from './activity-options';
 import { driverCleanupWorkflow, driverCleanupWorkflowId } from './driver-cleanup';
 import { isLaunchDeadline, launchUntilDeadline } from './launch';
-import { FEWER_STEPS, FINISH_IN_WATCH } from './patches';
+import { END_KEEPS_START, FEWER_STEPS, FINISH_IN_WATCH } from './patches';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
 
@@ -354,7 +354,14 @@ export class JobRun {
   private async finish(state: JobState, error?: string): Promise<Job> {
     this.job = finishedJob(this.job, state, Date.now(), error);
     this.unreachable = undefined;
-    await this.project();
+    // Without a start time the job may have started unseen (its watch wrote BUSY, then a stop or cancel ended
+    // the watch): the end's write answers what it kept of the stored record, and the workflow takes it.
+    if (this.job.startTime === undefined && !this.deleted && patched(END_KEEPS_START)) {
+      this.syncSearch();
+      const kept = await projection.projectJobEnd({ ...this.job }, this.versions.next());
+      this.job = { ...this.job, ...kept };
+      this.projected = true;
+    } else await this.project();
     return this.job;
   }
 }

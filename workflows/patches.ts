@@ -13,3 +13,10 @@ export const FEWER_STEPS = 'fewer-steps-per-task';
  * that runs to its end costs one workflow task and one activity less (workflows/job-run.ts, issue 11).
  */
 export const FINISH_IN_WATCH = 'finish-in-watch';
+
+/**
+ * A single job that ends while the workflow still holds its STARTING record (a stop or cancel while the watch
+ * activity, which wrote BUSY, watches on) takes the start time and appId kept in the read model into its own
+ * record, so its query and result show them too (workflows/job-run.ts).
+ */
+export const END_KEEPS_START = 'end-keeps-start';

@@ -138,11 +138,22 @@ export function readModel() {
     return true;
   }
   const projectJob = async (job: Job, v: number) => write('jobs', job.jobId, job, v);
+  // Like the real one: an end without a start time keeps the stored start time (and appId of the same try).
+  const projectJobEnd = async (job: Job, v: number) => {
+    const stored = last(writes.jobs, job.jobId);
+    const kept: Partial<Pick<Job, 'startTime' | 'appId'>> = {};
+    if (job.startTime === undefined && stored?.startTime !== undefined) kept.startTime = stored.startTime;
+    if (job.appId === undefined && stored?.appId !== undefined && stored.attempt === job.attempt)
+      kept.appId = stored.appId;
+    write('jobs', job.jobId, { ...job, ...kept }, v);
+    return kept;
+  };
   const last = <T>(m: Map<string, T[]>, id: string): T | undefined => m.get(id)?.at(-1);
   return {
     projectJob,
     activities: {
       projectJob,
+      projectJobEnd,
       projectGroup: async (g: Omit<Group, 'jobs'>, v: number) => write('groups', g.id, g, v),
       projectSchedule: async (s: Omit<Schedule, 'jobs'>, v: number) => write('schedules', s.id, s, v),
       projectResult: async (r: JobInstanceResult) => void results.set(r.jobInstanceId, r),

@@ -8,7 +8,9 @@ import { inject } from 'vitest';
 import { createActivities } from '../../activities';
 import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../domain/driver';
 import { createProjection } from '../../activities/projection';
+import { jobWorkflowId } from '../../domain/ids';
 import type { Job } from '../../domain/types';
+import { jobQuery } from '../../workflows/job';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
 /** A cluster whose drivers do what the test says: `script[driverId]` lists the phases status() returns. */
@@ -151,6 +153,34 @@ describe('job workflow with a replaced adapter', () => {
       expect(done.startTime).toBe(busy.startTime);
       expect(done.appId).toBe(busy.appId);
       expect(done.endTime).toBeGreaterThanOrEqual(busy.startTime);
+      // The workflow's own record, for operators in the Temporal UI: its result and its query agree.
+      const handle = h.temporal.workflow.getHandle(jobWorkflowId(id));
+      const result: Job = await handle.result();
+      expect(result).toMatchObject({ state: 'FINISHED', startTime: busy.startTime, appId: busy.appId });
+      expect(await handle.query(jobQuery)).toMatchObject({ startTime: busy.startTime, appId: busy.appId });
+    } finally {
+      w.worker.shutdown();
+      await w.done;
+    }
+  });
+
+  it('a cancelled running job keeps its start time, in the read model and in the workflow query', async () => {
+    const w = await startWorker();
+    try {
+      fake.hold();
+      fake.slowLaunch(0);
+      const id = await submit();
+      const busy = await until(id, 'BUSY');
+      expect((await call(h, 'POST', `/job/${id}/cancel`)).status).toBe(200);
+      const done = await until(id, 'CANCELED');
+      expect(done).toMatchObject({ startTime: busy.startTime, appId: busy.appId });
+      const handle = h.temporal.workflow.getHandle(jobWorkflowId(id));
+      await expect(handle.result()).rejects.toThrow();
+      expect(await handle.query(jobQuery)).toMatchObject({
+        state: 'CANCELED',
+        startTime: busy.startTime,
+        appId: busy.appId,
+      });
     } finally {
       w.worker.shutdown();
       await w.done;
