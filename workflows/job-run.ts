@@ -190,7 +190,11 @@ export class JobRun {
   private async project(): Promise<void> {
     this.syncSearch();
     if (this.deleted) return;
-    await projection.projectJob({ ...this.job }, this.versions.next());
+    // An end without a start time: the job may have started unseen (its watch wrote BUSY, then a stop or cancel
+    // ended the watch). The end's write answers what it kept of the stored record, and the workflow takes it.
+    if (isTerminal(this.job.state) && this.job.startTime === undefined && patched(END_KEEPS_START))
+      this.job = { ...this.job, ...(await projection.projectJobEnd({ ...this.job }, this.versions.next())) };
+    else await projection.projectJob({ ...this.job }, this.versions.next());
     this.projected = true;
   }
 
@@ -354,14 +358,7 @@ export class JobRun {
   private async finish(state: JobState, error?: string): Promise<Job> {
     this.job = finishedJob(this.job, state, Date.now(), error);
     this.unreachable = undefined;
-    // Without a start time the job may have started unseen (its watch wrote BUSY, then a stop or cancel ended
-    // the watch): the end's write answers what it kept of the stored record, and the workflow takes it.
-    if (this.job.startTime === undefined && !this.deleted && patched(END_KEEPS_START)) {
-      this.syncSearch();
-      const kept = await projection.projectJobEnd({ ...this.job }, this.versions.next());
-      this.job = { ...this.job, ...kept };
-      this.projected = true;
-    } else await this.project();
+    await this.project();
     return this.job;
   }
 }

@@ -138,7 +138,10 @@ describe('job workflow with a replaced adapter', () => {
     }
   });
 
-  it('a stopped job keeps the start time and appId its watch wrote with BUSY', async () => {
+  it.each([
+    { action: 'stop', end: 'FINISHED' },
+    { action: 'cancel', end: 'CANCELED' },
+  ])('a job ended by $action keeps the start time and appId its watch wrote with BUSY', async ({ action, end }) => {
     const w = await startWorker();
     try {
       fake.hold();
@@ -148,39 +151,16 @@ describe('job workflow with a replaced adapter', () => {
       expect(busy.startTime).toBeGreaterThan(0);
       expect(busy.appId).toBe(`app-job-${id}-1`);
       // The watch wrote BUSY and watches on; the workflow, which has not heard back from it, ends the job.
-      expect((await call(h, 'POST', `/job/${id}/stop`)).status).toBe(200);
-      const done = await until(id, 'FINISHED');
-      expect(done.startTime).toBe(busy.startTime);
-      expect(done.appId).toBe(busy.appId);
-      expect(done.endTime).toBeGreaterThanOrEqual(busy.startTime);
-      // The workflow's own record, for operators in the Temporal UI: its result and its query agree.
-      const handle = h.temporal.workflow.getHandle(jobWorkflowId(id));
-      const result: Job = await handle.result();
-      expect(result).toMatchObject({ state: 'FINISHED', startTime: busy.startTime, appId: busy.appId });
-      expect(await handle.query(jobQuery)).toMatchObject({ startTime: busy.startTime, appId: busy.appId });
-    } finally {
-      w.worker.shutdown();
-      await w.done;
-    }
-  });
-
-  it('a cancelled running job keeps its start time, in the read model and in the workflow query', async () => {
-    const w = await startWorker();
-    try {
-      fake.hold();
-      fake.slowLaunch(0);
-      const id = await submit();
-      const busy = await until(id, 'BUSY');
-      expect((await call(h, 'POST', `/job/${id}/cancel`)).status).toBe(200);
-      const done = await until(id, 'CANCELED');
+      expect((await call(h, 'POST', `/job/${id}/${action}`)).status).toBe(200);
+      const done = await until(id, end);
       expect(done).toMatchObject({ startTime: busy.startTime, appId: busy.appId });
+      expect(done.endTime).toBeGreaterThanOrEqual(busy.startTime);
+      // The workflow's own record, for operators in the Temporal UI: its query (and a stopped job's result).
       const handle = h.temporal.workflow.getHandle(jobWorkflowId(id));
-      await expect(handle.result()).rejects.toThrow();
-      expect(await handle.query(jobQuery)).toMatchObject({
-        state: 'CANCELED',
-        startTime: busy.startTime,
-        appId: busy.appId,
-      });
+      const kept = { state: end, startTime: busy.startTime, appId: busy.appId };
+      if (action === 'stop') expect(await handle.result()).toMatchObject(kept);
+      else await expect(handle.result()).rejects.toThrow();
+      expect(await handle.query(jobQuery)).toMatchObject(kept);
     } finally {
       w.worker.shutdown();
       await w.done;
