@@ -22,6 +22,8 @@ export class ChangeFeed {
   /** Clients resumed after a token, each on a change stream of its own. */
   private resumed = 0;
   private closed = false;
+  /** The resume token of the last event the shared stream delivered: where a reopened stream goes on. */
+  private lastToken?: unknown;
 
   constructor(
     private readonly col: Collection,
@@ -40,17 +42,25 @@ export class ChangeFeed {
 
   start(): void {
     if (this.stream || this.closed) return;
-    const stream = this.open();
+    const stream = this.open(this.lastToken);
     this.stream = stream;
     void this.pump(stream, (e) => {
       for (const s of this.subscribers) s(e);
       for (const o of this.observers) o(e);
     }).then((err) => {
       if (this.closed || this.stream !== stream) return;
-      // The driver resumes by itself on resumable errors; anything else: reopen after a pause.
-      log.warn('change stream failed; reopening', { collection: this.name, err: String(err) });
       this.stream = undefined;
-      setTimeout(() => this.start(), 1000);
+      if (isHistoryLost(err)) {
+        // The server's oplog no longer reaches back to the last event seen: what happened in between is
+        // gone from the stream (a subscriber re-reads the resource to catch up); the feed goes on from now.
+        log.warn('change stream history lost; following from now', { collection: this.name });
+        this.lastToken = undefined;
+      } else {
+        // Any other failure (the server restarted, the connection broke): reopen after a pause, resumed
+        // after the last event delivered, so subscribers miss nothing across the gap.
+        log.warn('change stream failed; reopening', { collection: this.name, err: String(err) });
+      }
+      setTimeout(() => this.start(), isHistoryLost(err) ? 0 : 1000);
     });
   }
 
@@ -68,6 +78,7 @@ export class ChangeFeed {
         return stream.closed || this.closed ? undefined : err;
       }
       if (change) {
+        if (stream === this.stream) this.lastToken = change._id;
         const e = toEvent(change);
         if (e) emit(e);
       } else {
@@ -123,6 +134,9 @@ export class ChangeFeed {
     await this.stream?.close().catch(() => undefined);
   }
 }
+
+/** MongoDB's ChangeStreamHistoryLost: a resume token older than the server's oplog window. */
+const isHistoryLost = (err: unknown): boolean => (err as { code?: number } | undefined)?.code === 286;
 
 function toEvent(c: ChangeStreamDocument): FeedEvent | undefined {
   if (!('fullDocument' in c) || !c.fullDocument) return undefined;

@@ -1,9 +1,27 @@
 import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.Cursor;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.bson.BsonTimestamp;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.exception.MongoServerError;
+import de.bwaldvogel.mongo.oplog.Oplog;
+import de.bwaldvogel.mongo.oplog.OplogCursor;
+import de.bwaldvogel.mongo.oplog.OplogPosition;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentNavigableMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.stream.Stream;
 import org.h2.mvstore.MVStore;
 
 /**
@@ -15,9 +33,15 @@ import org.h2.mvstore.MVStore;
  * that last second, acknowledged ones included (an execution's result, written once, then never existed).
  * Committing every 10 ms shrinks that window to what a journal's group commit would allow.
  *
- * The oplog is enabled so change streams work. The server reports MongoDB 4.4 (wire version 9): the
- * Node.js driver 7.x refuses servers below wire version 9, and mongo-java-server's own newest constant
- * (MONGO_5_0) still reports wire version 8.
+ * The server reports MongoDB 4.4 (wire version 9): the Node.js driver 7.x refuses servers below wire
+ * version 9, and mongo-java-server's own newest constant (MONGO_5_0) still reports wire version 8.
+ *
+ * Change streams run on IndexedOplog below, not on the library's own oplog, for two reasons:
+ * - the library's oplog answers every poll of every change stream by reading its whole oplog collection
+ *   (deserialising each entry from the MVStore), so idle CPU grew with the stack's past writes;
+ * - it records a replacement as an update and answers `fullDocument: 'updateLookup'` with the document as
+ *   it is at the poll, so two replacements read in one poll both showed the second: a subscriber could
+ *   miss a state. A replacement's event now carries the document as written (MongoDB's own 'replace').
  */
 public class Launcher {
     static final MongoVersion MONGO_4_4 = new MongoVersion() {
@@ -31,10 +55,31 @@ public class Launcher {
         return store;
     }
 
+    static long envLong(String name, long fallback) {
+        String v = System.getenv(name);
+        return v == null || v.isBlank() ? fallback : Long.parseLong(v.trim());
+    }
+
     public static void main(String[] args) throws Exception {
         String host = args.length > 0 ? args[0] : "127.0.0.1";
         int port = args.length > 1 ? Integer.parseInt(args[1]) : 27017;
-        MongoBackend backend = args.length > 2 ? new H2Backend(durableStore(args[2])) : new MemoryBackend();
+        // The oplog keeps at most this many entries, and none older than this many seconds: a resume token
+        // older than that is answered ChangeStreamHistoryLost (code 286), as MongoDB does past its window.
+        long maxEntries = envLong("OPLOG_MAX_ENTRIES", 20_000);
+        long maxAgeSeconds = envLong("OPLOG_MAX_AGE_SECONDS", 24 * 3600);
+        MongoBackend backend = args.length > 2
+                ? new H2Backend(durableStore(args[2])) {
+                    @Override
+                    protected Oplog createOplog() {
+                        return IndexedOplog.open(this, getCursorRegistry(), maxEntries, maxAgeSeconds);
+                    }
+                }
+                : new MemoryBackend() {
+                    @Override
+                    protected Oplog createOplog() {
+                        return IndexedOplog.open(this, getCursorRegistry(), maxEntries, maxAgeSeconds);
+                    }
+                };
         backend.version(MONGO_4_4);
         backend.enableOplog();
         MongoServer server = new MongoServer(backend);
@@ -43,5 +88,267 @@ public class Launcher {
                 + (args.length > 2 ? " (data: " + args[2] + ")" : " (in memory)"));
         Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown));
         Thread.currentThread().join();
+    }
+}
+
+/**
+ * The oplog as an ordered in-memory index (timestamp → entry) over the persisted `local.oplog.rs`
+ * collection: a poll reads only the entries after its position. Entries are appended under one lock, in
+ * timestamp order, so a reader never sees a later entry before an earlier one (a cursor that did would
+ * move past the earlier entry and never return it). Old entries are trimmed from both.
+ */
+class IndexedOplog implements Oplog {
+    private static final String TS = "ts", NS = "ns", OP = "op", O = "o", O2 = "o2", ID = "_id", DATA = "_data";
+    private static final int TRIM_EVERY = 500;
+
+    private final MongoBackend backend;
+    private final MongoCollection<Document> collection;
+    private final CursorRegistry cursorRegistry;
+    private final long maxEntries;
+    private final long maxAgeSeconds;
+    private final Clock clock;
+    private final ConcurrentSkipListMap<Long, Document> index = new ConcurrentSkipListMap<>();
+    private final Object appendLock = new Object();
+    private volatile long lastTs;
+    /** The newest timestamp trimmed away: a resume token before it has lost history. */
+    private volatile long trimmedUpTo;
+    private int sinceTrim;
+    private final java.util.UUID ui = java.util.UUID.randomUUID();
+
+    @SuppressWarnings("unchecked")
+    static IndexedOplog open(MongoBackend backend, CursorRegistry registry, long maxEntries, long maxAgeSeconds) {
+        MongoDatabase local = backend.resolveDatabase("local");
+        MongoCollection<Document> col = (MongoCollection<Document>) local.resolveCollection("oplog.rs", false);
+        if (col == null) col = (MongoCollection<Document>) local.createCollectionOrThrowIfExists("oplog.rs");
+        return new IndexedOplog(backend, col, registry, maxEntries, maxAgeSeconds);
+    }
+
+    private IndexedOplog(MongoBackend backend, MongoCollection<Document> collection, CursorRegistry registry,
+                         long maxEntries, long maxAgeSeconds) {
+        this.backend = backend;
+        this.collection = collection;
+        this.cursorRegistry = registry;
+        this.maxEntries = maxEntries;
+        this.maxAgeSeconds = maxAgeSeconds;
+        this.clock = backend.getClock();
+        // Once at start: what the file kept from before a restart, so resume tokens survive it.
+        collection.queryAllAsStream().forEach(d -> index.put(ts(d).getValue(), d));
+        if (!index.isEmpty()) {
+            lastTs = index.lastKey();
+            // Tokens are entries' timestamps: one older than the first entry kept names a trimmed entry.
+            trimmedUpTo = index.firstKey() - 1;
+        }
+        synchronized (appendLock) {
+            trim();
+        }
+    }
+
+    private static BsonTimestamp ts(Document d) {
+        return (BsonTimestamp) d.get(TS);
+    }
+
+    private static boolean isOplog(String namespace) {
+        return namespace.equals("local.oplog.rs");
+    }
+
+    /** A replacement document (no update operator), as opposed to `{$set: ...}`. */
+    private static boolean isReplacement(Document update) {
+        for (String k : update.keySet()) if (k.startsWith("$")) return false;
+        return true;
+    }
+
+    private Document entry(String op, String namespace) {
+        return new Document().append(TS, null).append("t", 1L).append("h", 0L).append("v", 2L)
+                .append(OP, op).append(NS, namespace).append("ui", ui).append("wall", clock.instant());
+    }
+
+    /** Timestamps strictly increase, across restarts too (the clock's seconds, then a counter). */
+    private BsonTimestamp nextTs() {
+        Instant now = clock.instant();
+        long candidate = new BsonTimestamp(now, 1).getValue();
+        long value = Math.max(candidate, lastTs + 1);
+        lastTs = value;
+        return new BsonTimestamp(value);
+    }
+
+    private void append(List<Document> entries) {
+        if (entries.isEmpty()) return;
+        synchronized (appendLock) {
+            for (Document e : entries) {
+                e.put(TS, nextTs());
+                collection.addDocument(e);
+                index.put(ts(e).getValue(), e);
+            }
+            sinceTrim += entries.size();
+            if (sinceTrim >= TRIM_EVERY) {
+                sinceTrim = 0;
+                trim();
+            }
+        }
+    }
+
+    /** Drops entries beyond the count bound or older than the age bound, from the index and the file. */
+    private void trim() {
+        long cutoff = 0;
+        int excess = index.size() - (int) Math.min(Integer.MAX_VALUE, maxEntries);
+        if (excess > 0) {
+            Long k = index.keySet().stream().skip(excess - 1).findFirst().orElse(null);
+            if (k != null) cutoff = k;
+        }
+        long ageCutoff = new BsonTimestamp(clock.instant().minusSeconds(maxAgeSeconds), 0).getValue();
+        Map.Entry<Long, Document> oldestKept = index.floorEntry(ageCutoff);
+        if (oldestKept != null) cutoff = Math.max(cutoff, oldestKept.getKey());
+        if (cutoff == 0) return;
+        ConcurrentNavigableMap<Long, Document> gone = index.headMap(cutoff, true);
+        if (gone.isEmpty()) return;
+        trimmedUpTo = Math.max(trimmedUpTo, cutoff);
+        for (Document d : gone.values()) collection.removeDocument(d);
+        gone.clear();
+    }
+
+    @Override
+    public void handleInsert(String namespace, List<Document> documents) {
+        if (isOplog(namespace)) return;
+        List<Document> entries = new ArrayList<>();
+        for (Document d : documents) entries.add(entry("i", namespace).append(O, d.cloneDeeply()));
+        append(entries);
+    }
+
+    @Override
+    public void handleUpdate(String namespace, Document selector, Document update, List<Object> modifiedIds) {
+        if (isOplog(namespace)) return;
+        List<Document> entries = new ArrayList<>();
+        boolean replacement = isReplacement(update);
+        for (Object id : modifiedIds) {
+            Document o;
+            if (replacement) {
+                o = new Document(ID, id);
+                for (Map.Entry<String, Object> f : update.cloneDeeply().entrySet())
+                    if (!f.getKey().equals(ID)) o.put(f.getKey(), f.getValue());
+            } else {
+                o = update.cloneDeeply();
+            }
+            entries.add(entry("u", namespace).append(O, o).append(O2, new Document(ID, id))
+                    .append("replacement", replacement));
+        }
+        append(entries);
+    }
+
+    @Override
+    public void handleDelete(String namespace, Document query, List<Object> deletedIds) {
+        if (isOplog(namespace)) return;
+        List<Document> entries = new ArrayList<>();
+        for (Object id : deletedIds) entries.add(entry("d", namespace).append(O, new Document(ID, id)));
+        append(entries);
+    }
+
+    @Override
+    public void handleDropCollection(String namespace) {
+        if (isOplog(namespace)) return;
+        int dot = namespace.indexOf('.');
+        append(List.of(entry("c", namespace.substring(0, dot) + ".$cmd")
+                .append(O, new Document("drop", namespace.substring(dot + 1)))));
+    }
+
+    @Override
+    public Cursor createCursor(Document changeStream, String namespace, Aggregation aggregation) {
+        Document startAfter = (Document) changeStream.get("startAfter");
+        Document resumeAfter = (Document) changeStream.get("resumeAfter");
+        BsonTimestamp startAt = (BsonTimestamp) changeStream.get("startAtOperationTime");
+        final long from;
+        final boolean inclusive;
+        Document token = startAfter != null ? startAfter : resumeAfter;
+        if (token != null) {
+            from = Long.parseLong((String) token.get(DATA), 16);
+            inclusive = false;
+            // A token the trimmed oplog no longer reaches: MongoDB's answer, so the client can re-read.
+            if (from < trimmedUpTo)
+                throw new MongoServerError(286, "ChangeStreamHistoryLost",
+                        "the resume token is older than the oplog's retention window");
+        } else if (startAt != null) {
+            from = startAt.getValue();
+            inclusive = true;
+        } else {
+            from = lastTs;
+            inclusive = false;
+        }
+        OplogPosition start = inclusive ? new OplogPosition(new BsonTimestamp(from)).inclusive()
+                : new OplogPosition(new BsonTimestamp(from));
+        OplogCursor cursor = new OplogCursor(cursorRegistry.generateCursorId(),
+                position -> stream(changeStream, position, aggregation, namespace), start);
+        cursorRegistry.add(cursor);
+        return cursor;
+    }
+
+    /** The entries after a position, in order: the index's tail, not a scan. */
+    private Stream<Document> stream(Document changeStream, OplogPosition position, Aggregation aggregation,
+                                    String namespace) {
+        long after = Long.parseLong(position.toHexString(), 16);
+        ConcurrentNavigableMap<Long, Document> tail = index.tailMap(after, isInclusive(position, after));
+        Stream<Document> entries = tail.values().stream()
+                .filter(d -> matchesNamespace((String) d.get(NS), namespace))
+                .map(d -> toEvent(d, changeStream));
+        return aggregation.runStagesAsStream(entries);
+    }
+
+    /**
+     * Whether a position includes its own timestamp (startAtOperationTime) or starts after it (tokens).
+     * OplogPosition keeps the flag to itself, but `x.isAfter(p)` for an x at p's timestamp is exactly it.
+     */
+    private static boolean isInclusive(OplogPosition position, long ts) {
+        return new OplogPosition(new BsonTimestamp(ts)).isAfter(position);
+    }
+
+    private static boolean matchesNamespace(String entryNs, String namespace) {
+        if (entryNs.equals(namespace)) return true;
+        int a = entryNs.indexOf('.'), b = namespace.indexOf('.');
+        return entryNs.substring(a + 1).equals("$cmd") && entryNs.substring(0, a).equals(namespace.substring(0, b));
+    }
+
+    private Document toEvent(Document entry, Document changeStream) {
+        BsonTimestamp ts = ts(entry);
+        Document id = new Document(DATA, Long.toHexString(ts.getValue()));
+        Document o = (Document) entry.get(O);
+        String op = (String) entry.get(OP);
+        switch (op) {
+            case "i":
+                return new Document(ID, id).append("operationType", "insert").append("fullDocument", o)
+                        .append("documentKey", new Document(ID, o.get(ID))).append("clusterTime", ts);
+            case "d":
+                return new Document(ID, id).append("operationType", "delete").append("fullDocument", null)
+                        .append("documentKey", o).append("clusterTime", ts);
+            case "u": {
+                Document key = (Document) entry.get(O2);
+                boolean replacement = Boolean.TRUE.equals(entry.get("replacement")) || isReplacement(o);
+                if (replacement)
+                    return new Document(ID, id).append("operationType", "replace").append("fullDocument", o)
+                            .append("documentKey", key).append("clusterTime", ts);
+                return new Document(ID, id).append("operationType", "update")
+                        .append("fullDocument", lookUp(entry, key, o, changeStream))
+                        .append("documentKey", key).append("clusterTime", ts);
+            }
+            case "c":
+                return new Document(ID, id).append("operationType", o.keySet().iterator().next())
+                        .append("clusterTime", ts);
+            default:
+                throw new IllegalArgumentException("unknown oplog operation: " + op);
+        }
+    }
+
+    /** An operator update's document: looked up by _id when asked for (updateLookup), else its $set fields. */
+    private Document lookUp(Document entry, Document key, Document update, Document changeStream) {
+        if ("updateLookup".equals(changeStream.get("fullDocument"))) {
+            String ns = (String) entry.get(NS);
+            int dot = ns.indexOf('.');
+            MongoCollection<?> col = backend.resolveDatabase(ns.substring(0, dot))
+                    .resolveCollection(ns.substring(dot + 1), false);
+            if (col != null) {
+                for (Document d : col.handleQuery(new Document(ID, key.get(ID)))) return d;
+            }
+        }
+        Document delta = new Document();
+        if (update.get("$set") instanceof Document s) delta.appendAll(s);
+        if (update.get("$unset") instanceof Document u) delta.appendAll(u);
+        return delta;
     }
 }

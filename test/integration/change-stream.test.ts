@@ -1,0 +1,129 @@
+// The change streams under every job, result and SQL history stream: the MongoDB-protocol server's oplog
+// (scripts/mongo/Launcher.java) and the API's ChangeFeed (api/streams/feed.ts). Subscribers are promised
+// every state in order, across a restart of the server, and a clear answer when history is gone.
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MongoClient, type Document } from 'mongodb';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { ChangeFeed, type FeedEvent } from '../../api/streams/feed';
+import { ROOT } from '../../lib/config';
+import { serverCommands, startLogged, waitForPort } from '../../scripts/services';
+import { eventually } from '../harness';
+import { freePort } from '../../testkit/servers';
+
+const stackDir = process.env.STACK_DIR ?? path.join(ROOT, '.stack');
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+/** A mongo-java-server of this test's own (persistent), with extra environment for the launcher. */
+async function ownMongo(env: Record<string, string> = {}) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'oplog-'));
+  const port = await freePort();
+  const cmd = serverCommands({
+    stackDir,
+    dataDir: dir,
+    logDir: dir,
+    persistent: true,
+    temporalPort: 0,
+    temporalUiPort: 0,
+    mongoPort: port,
+  }).mongo;
+  let proc: ChildProcess | undefined;
+  const start = async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    proc = startLogged(cmd.cmd, cmd.args, path.join(dir, 'mongo.log'));
+    process.env = saved;
+    await waitForPort(port, 60_000, proc, 'mongo-java-server');
+  };
+  const kill = async () => {
+    if (!proc || proc.exitCode !== null) return;
+    const gone = new Promise((r) => proc!.once('exit', r));
+    proc.kill('SIGKILL');
+    await gone;
+  };
+  await start();
+  const client = await MongoClient.connect(`mongodb://127.0.0.1:${port}/?directConnection=true`, {
+    serverSelectionTimeoutMS: 30_000,
+  });
+  cleanups.push(async () => {
+    await client.close().catch(() => undefined);
+    await kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { client, start, kill };
+}
+
+const states = (events: FeedEvent[], id: string) => events.filter((e) => e.doc._id === id).map((e) => e.doc.state);
+
+describe('change streams', () => {
+  it('carry every replacement of a document as it was written, in order, however close together', async () => {
+    const client = await MongoClient.connect(inject('mongoUrl'));
+    cleanups.push(() => client.close());
+    const col = client.db('change-stream-test').collection<Document>('jobs');
+    const feed = new ChangeFeed(col, 'jobs');
+    cleanups.push(() => feed.close());
+    const seen: FeedEvent[] = [];
+    feed.subscribe((e) => seen.push(e));
+    await new Promise((r) => setTimeout(r, 300));
+
+    // Ten states of one record written back to back, as a job's projection writes them (whole-document
+    // replaces): a poll finds several at once. Each event must carry its own state, not the latest one.
+    const written = Array.from({ length: 10 }, (_, i) => `S${i}`);
+    for (const [version, state] of written.entries())
+      await col.replaceOne(
+        { _id: 'job-1', version: { $lt: version + 1 } } as Document,
+        { state, version: version + 1 },
+        {
+          upsert: true,
+        },
+      );
+    await eventually(async () => (states(seen, 'job-1').length >= 10 ? true : undefined), 10_000, 50);
+    expect(states(seen, 'job-1')).toEqual(written);
+  });
+
+  it('go on after the last event delivered when the server restarts: nothing written meanwhile is missed', async () => {
+    const mongo = await ownMongo();
+    const col = mongo.client.db('t').collection<Document>('jobs');
+    const feed = new ChangeFeed(col, 'jobs');
+    cleanups.push(() => feed.close());
+    const seen: FeedEvent[] = [];
+    feed.subscribe((e) => seen.push(e));
+    await new Promise((r) => setTimeout(r, 300));
+
+    await col.insertOne({ _id: 'a', state: 'BEFORE' } as Document);
+    await eventually(async () => (states(seen, 'a').length === 1 ? true : undefined), 10_000, 50);
+    await mongo.kill();
+    await mongo.start();
+    // Written as soon as the server is back, before the feed has reopened its stream (it waits a second).
+    await col.replaceOne({ _id: 'a' } as Document, { state: 'AFTER-1' });
+    await col.replaceOne({ _id: 'a' } as Document, { state: 'AFTER-2' });
+    await eventually(async () => (states(seen, 'a').length >= 3 ? true : undefined), 30_000, 100);
+    expect(states(seen, 'a')).toEqual(['BEFORE', 'AFTER-1', 'AFTER-2']);
+  });
+
+  it('answer ChangeStreamHistoryLost (286) for a resume token older than the trimmed oplog', async () => {
+    const mongo = await ownMongo({ OPLOG_MAX_ENTRIES: '100' });
+    const col = mongo.client.db('t').collection<Document>('jobs');
+    const stream = col.watch([], {});
+    await stream.tryNext();
+    await col.insertOne({ _id: 'first' } as Document);
+    const first = await eventually(async () => (await stream.tryNext()) ?? undefined, 10_000, 20);
+    await stream.close();
+    // A fresh token still resumes.
+    const near = col.watch([], { resumeAfter: first._id });
+    await col.insertOne({ _id: 'second' } as Document);
+    const next = await eventually(async () => (await near.tryNext()) ?? undefined, 10_000, 20);
+    expect(next.documentKey).toEqual({ _id: 'second' });
+    await near.close();
+    // 600 writes later the oplog keeps its last 100 or so entries: the first token is past the window.
+    await col.insertMany(Array.from({ length: 600 }, (_, i) => ({ n: i })));
+    const far = col.watch([], { resumeAfter: first._id });
+    await expect(far.tryNext()).rejects.toMatchObject({ code: 286 });
+    await far.close().catch(() => undefined);
+  });
+});
