@@ -7,13 +7,29 @@ import { defineConfig } from 'vitest/config';
 const integrationWorkers =
   Number(process.env.INTEGRATION_WORKERS) || Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2)));
 // One Temporal dev server and one MongoDB-protocol server per run, shared by both projects (test/global-setup.ts).
-const servers = { globalSetup: ['test/global-setup.ts'], testTimeout: 180_000, hookTimeout: 180_000 };
+const servers = {
+  setupFiles: ['test/setup-logs.ts'],
+  globalSetup: ['test/global-setup.ts'],
+  testTimeout: 180_000,
+  hookTimeout: 180_000,
+};
 
 export default defineConfig({
   test: {
+    // A test's console output (its own lines, the service's log lines, nested tools' reports) is shown only
+    // when the test fails: a passing run's log is the reporter's alone (test/setup-logs.ts routes the
+    // service's logs through the console). `--silent=false` shows everything.
+    silent: 'passed-only',
     projects: [
       // No servers: pure functions and single modules.
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          setupFiles: ['test/setup-logs.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
       // Real Temporal and MongoDB-protocol servers; fake or recording cluster adapters, the fake Kubernetes API.
       {
         test: {

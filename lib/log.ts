@@ -186,8 +186,17 @@ function emit(level: Level, component: string, msg: string, fields?: LogFields):
       logError: String(e),
     });
   }
-  (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n');
+  sink(level, line);
 }
+
+/** Where lines go: stdout, warnings and errors to stderr. Tests send them through the console instead. */
+export type LogSink = (level: Level, line: string) => void;
+const stdSink: LogSink = (level, line) =>
+  (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n');
+let sink: LogSink = stdSink;
+export const setLogSink = (s: LogSink | undefined): void => {
+  sink = s ?? stdSink;
+};
 
 export interface Logger {
   debug(msg: string, fields?: LogFields): void;

@@ -3,6 +3,9 @@
 # together they take about as long as the slowest), then vitest, whose integration and e2e files need the
 # machine to themselves. Every part runs to its end; the exit code is the first failure's. Each part's output
 # is printed whole, in order, once it is done; the last line adds up the tests: "tests: N passed, N failed".
+# Every part is printed through scripts/log-guard.mjs: a line shaped like a test runner's closing summary is
+# kept only where it is that part's own runner's (the runner's pytest, vitest), since CI log readers take
+# such lines for the run's verdict.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -22,7 +25,9 @@ wait
 rc=0
 for name in typecheck lint runner; do
   echo "── $name ──"
-  cat "$out/$name.log"
+  allow=""; [ "$name" = runner ] && allow="--allow pytest"
+  # shellcheck disable=SC2086
+  node scripts/log-guard.mjs $allow <"$out/$name.log"
   part="$(cat "$out/$name.rc")"
   [ "$part" = 0 ] || { echo "✗ $name failed (exit $part)"; [ "$rc" != 0 ] || rc="$part"; }
 done
@@ -31,8 +36,9 @@ done
 # Under CI, plain text: picocolors turns colours on when CI is set, and the escape codes then sit inside the
 # summary lines ("Tests  612 passed") that tools reading the log look for.
 if [ -n "${CI:-}" ]; then export NO_COLOR=1; fi
-npx vitest run --reporter=default --reporter=json --outputFile.json="$out/vitest.json"
-rc=$?
+npx vitest run --reporter=default --reporter=json --outputFile.json="$out/vitest.json" 2>&1 |
+  node scripts/log-guard.mjs --allow vitest
+rc=${PIPESTATUS[0]}
 # Last, one plain line with both runners' counts (scripts/test-summary.mjs says why).
 node scripts/test-summary.mjs "$out/runner.log" "$out/vitest.json"
 exit "$rc"

@@ -3,7 +3,15 @@
 // (testkit/servers.ts). The worker runs in this process (so a test can replace the cluster adapter) or as
 // its own process, as deployed.
 import type { Client } from '@temporalio/client';
-import { DefaultLogger, Runtime, type Worker, type WorkflowBundleOption, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  Runtime,
+  type LogEntry,
+  type Worker,
+  type WorkflowBundleOption,
+  type WorkerOptions,
+} from '@temporalio/worker';
+import { inspect } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { ClusterAdapter } from '../domain/driver';
@@ -52,10 +60,21 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/**
+ * The SDK's lines through the console, not straight to stderr: under vitest they are shown with the test
+ * that caused them, and only when it fails (test/setup-logs.ts).
+ */
+export const temporalLogToConsole = (entry: LogEntry): void => {
+  const when = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
+  const line = `${when} [${entry.level}] ${entry.message}`;
+  if (entry.meta === undefined) console.error(line);
+  else console.error(line, inspect(entry.meta, { depth: 4, colors: false }));
+};
+
 /** The SDK's worker-state lines would drown test and benchmark output; one Runtime per process. */
 export function quietTemporal(level: 'WARN' | 'ERROR' | 'INFO' | 'DEBUG' = 'WARN'): void {
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({ logger: new DefaultLogger(level, temporalLogToConsole) });
   } catch {
     // already installed in this process
   }

@@ -118,7 +118,7 @@ describe('change streams', () => {
     const near = col.watch([], { resumeAfter: first._id });
     await col.insertOne({ _id: 'second' } as Document);
     const next = await eventually(async () => (await near.tryNext()) ?? undefined, 10_000, 20);
-    expect(next.documentKey).toEqual({ _id: 'second' });
+    expect((next as { documentKey?: unknown }).documentKey).toEqual({ _id: 'second' });
     await near.close();
     // 600 writes later the oplog keeps its last 100 or so entries: the first token is past the window.
     await col.insertMany(Array.from({ length: 600 }, (_, i) => ({ n: i })));

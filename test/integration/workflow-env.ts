@@ -11,6 +11,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundle
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SearchAttr } from '../../domain/ids';
+import { temporalLogToConsole } from '../../testkit/stack';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TEMPORAL_CLI = path.join(process.env.STACK_DIR ?? path.join(ROOT, '.stack'), 'venv/bin/temporal');
@@ -34,7 +35,7 @@ let runtimeInstalled = false;
 export async function startWorkflowEnv(activities: object, opts: EnvOptions = {}): Promise<WorkflowTestEnv> {
   if (!runtimeInstalled) {
     // The worker's own INFO lines (state changes, bundling) would drown the test output.
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: new DefaultLogger('WARN', temporalLogToConsole) });
     runtimeInstalled = true;
   }
   const dynamic: Record<string, string | number | boolean> = {
