@@ -3,6 +3,7 @@
 // the schemas for its OpenAPI document, the projections and workflows use the types (domain/types.ts
 // re-exports them, type-only, so no workflow bundle carries zod).
 import { z } from 'zod';
+import { ACCESS_SETTINGS } from './access-settings';
 import { CLUSTER_TYPES, GROUP_KINDS, GROUP_STATES, JOB_STATES, JOB_TYPES, LANGUAGES, SCHEDULE_STATES } from './states';
 
 /** docs/api.md: Memory settings, response form. Absent values are omitted. */
@@ -168,6 +169,8 @@ export const Cluster = z.object({
   token: z.string().optional(),
   /** k8s: the Temporal frontend as the cluster's pods reach it. */
   temporalAddress: z.string().optional(),
+  /** k8s: kinds of access-granting Spark settings its drivers may use (domain/access-settings.ts). */
+  allowedAccessSettings: z.array(z.enum(ACCESS_SETTINGS)).optional(),
   resourceQuota: z.record(z.string(), z.string()).optional(),
   limitRange: z.record(z.string(), z.record(z.string(), z.string())).optional(),
   createdTime: z.number().int(),

@@ -1,25 +1,31 @@
-// Limits of a cluster: the cluster a request names must exist (404), and what the request asks for
-// must fit the cluster's resourceQuota (402).
+// Limits of a cluster: the cluster a request names must exist (404), what the request asks for must fit
+// the cluster's resourceQuota (402), and its jobConfig may not grant access the cluster does not allow (409).
 import { jvmMemoryBytes } from '../../domain/delimited';
 import { ClusterType } from '../../domain/states';
 import type { MemorySettings, SparkSpec } from '../../domain/types';
 import { Collections, type Store } from '../../lib/mongo';
 import { notFound, overLimit } from '../errors';
+import { checkAccessSettings } from './access';
 
 interface ClusterDoc {
   name: string;
   type: string;
   resourceQuota?: Record<string, string>;
+  allowedAccessSettings?: string[];
 }
 
-/** The cluster a form names must exist (404) and the request must fit its resourceQuota (402). */
+/**
+ * The cluster a form names must exist (404), the request must fit its resourceQuota (402), and the jobConfig
+ * the drivers will run with (when given) may not grant access the cluster does not allow (409).
+ */
 export async function checkCluster(
   store: Store,
-  spec: Pick<SparkSpec, 'clusterName' | 'memorySettings'>,
+  spec: Pick<SparkSpec, 'clusterName' | 'memorySettings'> & Partial<Pick<SparkSpec, 'jobConfig'>>,
   instances = 1,
 ): Promise<ClusterDoc> {
   const cluster = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: spec.clusterName });
   if (!cluster) throw notFound(`clusterName: cluster '${spec.clusterName}' does not exist`);
+  if (spec.jobConfig) checkAccessSettings(cluster, spec.jobConfig);
   const quota = cluster.resourceQuota;
   if (quota) {
     const need = resourcesOf(spec.memorySettings, cluster.type, instances);

@@ -1,5 +1,6 @@
 // Request bodies of the cluster endpoints (4.21, 4.24); the response shape is domain/resources.ts's Cluster.
 import { z } from 'zod';
+import { ACCESS_SETTINGS } from '../../domain/access-settings';
 import { Storage } from '../../domain/resources';
 import { CLUSTER_TYPES, ClusterType } from '../../domain/states';
 import { MemorySettingsCreation, name, quantity } from '../schemas';
@@ -38,6 +39,11 @@ const ClusterFields = {
   password: z.string().max(4096).optional(),
   /** k8s: bearer token of the API server (a service account's, or EKS, GKE, AKS tokens). */
   token: z.string().max(16384).optional(),
+  /**
+   * k8s: kinds of Spark settings that grant pods access beyond their own (secrets, volumes, pod templates, service
+   * account, credentials, namespace) which drivers on this cluster may use; none by default.
+   */
+  allowedAccessSettings: z.array(z.enum(ACCESS_SETTINGS)).max(32).optional(),
   /** k8s: host:port of the Temporal frontend as seen from the cluster's pods (runners of group drivers). */
   temporalAddress: z
     .string()
@@ -81,7 +87,13 @@ export const checkUrl = (c: { type?: string; url?: string; threads?: number }, c
   }
 };
 
-export const ClusterCreate = z.object(ClusterFields).strict().superRefine(checkUrl);
+/** Local drivers are host processes: no Kubernetes setting applies to them. */
+export const checkAccessField = (c: { type?: string; allowedAccessSettings?: unknown[] }, ctx: z.RefinementCtx) => {
+  if (c.type === ClusterType.LOCAL && c.allowedAccessSettings?.length)
+    ctx.addIssue({ code: 'custom', path: ['allowedAccessSettings'], message: 'is a setting of k8s clusters only' });
+};
+
+export const ClusterCreate = z.object(ClusterFields).strict().superRefine(checkUrl).superRefine(checkAccessField);
 export type ClusterCreate = z.infer<typeof ClusterCreate>;
 
 export const ClusterUpdate = z

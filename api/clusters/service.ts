@@ -9,7 +9,9 @@ import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../deps';
 import { conflict, notFound } from '../errors';
 import { findPage, parseListQuery, searchFilter, type Page } from '../list';
-import { checkUrl, type ClusterCreate, type ClusterUpdate } from './schemas';
+import type { AccessSetting } from '../../domain/access-settings';
+import { checkAccessField, checkUrl, type ClusterCreate, type ClusterUpdate } from './schemas';
+import { checkClusterDefaults } from './access';
 import { maskSecret, sealClusterSecrets as sealSecrets } from '../../lib/cluster-secrets';
 import { stopClusterEngines } from '../sql/engines/stop';
 
@@ -50,6 +52,8 @@ export function toCluster(d: ClusterDoc, localThreads: number): Cluster {
     password: maskSecret(d.password),
     token: maskSecret(d.token),
     temporalAddress: d.temporalAddress as string | undefined,
+    allowedAccessSettings:
+      d.type === ClusterType.LOCAL ? undefined : ((d.allowedAccessSettings as AccessSetting[] | undefined) ?? []),
     resourceQuota: d.resourceQuota as Record<string, string> | undefined,
     limitRange: d.limitRange as Record<string, Record<string, string>> | undefined,
     createdTime: d.createdTime as number,
@@ -101,6 +105,7 @@ export async function clusterNames(deps: ApiDeps): Promise<{ names: string[] }> 
 }
 
 export async function createCluster(deps: ApiDeps, body: ClusterCreate): Promise<{ clusterId: string }> {
+  checkClusterDefaults({ ...body, type: body.type ?? ClusterType.K8S });
   const id = randomUUID().replace(/-/g, '');
   const doc = {
     ...sealSecrets(deps.config.SECRET_KEY, toStored(body)),
@@ -119,10 +124,17 @@ export async function updateCluster(deps: ApiDeps, id: string, body: ClusterUpda
   const stored = await getClusterDoc(deps, id);
   const merged = { ...stored, ...sealSecrets(deps.config.SECRET_KEY, toStored(body), stored) } as ClusterDoc;
   const check = z
-    .object({ type: z.string(), url: z.string().optional(), threads: z.number().optional() })
+    .object({
+      type: z.string(),
+      url: z.string().optional(),
+      threads: z.number().optional(),
+      allowedAccessSettings: z.array(z.string()).optional(),
+    })
     .superRefine(checkUrl)
+    .superRefine(checkAccessField)
     .safeParse(merged);
   if (!check.success) throw check.error;
+  checkClusterDefaults(merged);
   if (merged.type === ClusterType.LOCAL && !merged.url) merged.url = 'local';
   await nameChecked(body.name, () =>
     clustersOf(deps).replaceOne({ _id: stored._id }, JSON.parse(JSON.stringify(merged))),

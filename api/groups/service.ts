@@ -171,7 +171,12 @@ export async function updateGroup(deps: ApiDeps, groupId: string, body: GroupUpd
     if (g.state === GroupState.ARCHIVED) throw conflict(`group '${g.name}' is archived`);
     const patch = groupPatchOf(config, body, g);
     const memorySettings = patch.memorySettings ?? g.memorySettings;
-    await checkCluster(store, { clusterName: g.clusterName, memorySettings }, Math.max(patch.scale ?? g.scale, 1));
+    const jobConfig = patch.jobConfig ?? g.jobConfig;
+    await checkCluster(
+      store,
+      { clusterName: g.clusterName, memorySettings, jobConfig },
+      Math.max(patch.scale ?? g.scale, 1),
+    );
     if (Object.keys(files).length) patch.addArtifacts = await storeUploads(config.ARTIFACT_DIR, g.id, files);
     await groupUpdate(g.id, () => handle(deps, g.id).executeUpdate(updateGroupUpdate, { args: [patch] }));
   } finally {
@@ -184,7 +189,12 @@ export async function rescaleGroup(deps: ApiDeps, groupId: string, scaleParam: s
   const g = await getGroupDoc(deps, groupId);
   if (g.state === GroupState.ARCHIVED) throw conflict(`group '${g.name}' is archived`);
   const scale = scaleOf(deps.config, scaleParam)!;
-  await checkCluster(deps.store, { clusterName: g.clusterName, memorySettings: g.memorySettings }, Math.max(scale, 1));
+  // New drivers start with the stored jobConfig: checked again, the cluster's allowance may have changed.
+  await checkCluster(
+    deps.store,
+    { clusterName: g.clusterName, memorySettings: g.memorySettings, jobConfig: g.jobConfig },
+    Math.max(scale, 1),
+  );
   await groupUpdate(g.id, () => handle(deps, g.id).executeUpdate(rescaleUpdate, { args: [scale] }));
 }
 

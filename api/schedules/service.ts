@@ -255,7 +255,11 @@ export async function updateSchedule(
     checkUploads(files);
     const d = await getScheduleDoc(deps, scheduleId);
     const patch = schedulePatchOf(body, d);
-    await checkCluster(store, { clusterName: d.clusterName, memorySettings: patch.memorySettings ?? d.memorySettings });
+    await checkCluster(store, {
+      clusterName: d.clusterName,
+      memorySettings: patch.memorySettings ?? d.memorySettings,
+      jobConfig: patch.jobConfig ?? d.jobConfig,
+    });
     if (Object.keys(files).length) patch.addArtifacts = await storeUploads(config.ARTIFACT_DIR, d.id, files);
     await scheduleUpdate(d.id, () => handle(deps, d.id).executeUpdate(updateScheduleUpdate, { args: [patch] }));
   } finally {

@@ -224,10 +224,10 @@ describe('k8s adapter against the fake API server', () => {
       // The primary resource (first jar), then the application's arguments.
       expect(args.slice(-3)).toEqual(['s3a://spark-bucket/artifacts/jobs/0123abcd/pi.jar', '100', '--verbose']);
       expect(c.env).toContainEqual({ name: 'TEAM', value: 'data' });
-      // A service account named for the driver (cluster mode's setting) becomes the pod's.
+      // A service account named for the driver (cluster mode's setting) becomes the pod's, where the cluster allows it.
       const withSa = buildDriverManifests(
         scalaSpec({}, { jobConfig: { 'spark.kubernetes.authenticate.driver.serviceAccountName': 'spark' } }),
-        { cluster: clusterFor(fake.url), config },
+        { cluster: clusterFor(fake.url, { allowedAccessSettings: ['serviceAccount'] }), config },
       );
       expect(withSa.pod.spec!.serviceAccountName).toBe('spark');
     });

@@ -177,6 +177,7 @@ describe('the k8s adapter on a cluster that answers like a real one', () => {
         {
           defaultApplicationConfig:
             'spark.kubernetes.authenticate.driver.serviceAccountName=spark-driver\nspark.kubernetes.container.image=registry.example.com/driver:1',
+          allowedAccessSettings: ['serviceAccount'],
         },
       );
       await adapter.launch(spec());

@@ -12,7 +12,7 @@ import type { K8sNames } from './names';
 import type { K8sStorage, ManifestOptions } from './options';
 import type { ArtifactUpload } from './artifacts';
 import { podManifest, secretManifest, serviceManifest } from './resources';
-import { sparkConf } from './spark-conf';
+import { checkAccessSettings, sparkConf } from './spark-conf';
 import { engineContainerPort, engineServiceManifest, THRIFT_ARG_PARTS } from './sql-engine';
 import { submitArgs } from './submit-args';
 import { trinoConfigMap, trinoPod } from './trino';
@@ -40,6 +40,7 @@ export interface DriverManifests {
  */
 export function buildDriverManifests(spec: DriverSpec, opts: ManifestOptions): DriverManifests {
   const c = manifestContext(spec, opts);
+  checkAccessSettings(c);
   if (spec.role === 'sql-engine') return engineManifests(c);
   const conf = sparkConf(c);
   const args = submitArgs(c, conf);

@@ -36,6 +36,8 @@ export interface K8sCluster {
   storages?: Record<string, K8sStorage>;
   /** Spark properties every driver gets, `key=value` separated by `;` or new lines; jobConfig wins. */
   defaultApplicationConfig?: string;
+  /** Kinds of access-granting Spark settings the cluster allows (domain/access-settings.ts); none when absent. */
+  allowedAccessSettings?: string[];
 }
 
 export interface K8sAdapterOptions {

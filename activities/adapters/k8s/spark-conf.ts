@@ -1,9 +1,11 @@
 // The Spark properties of a k8s driver, as a list of small parts, one concern each. Later parts win:
 // our defaults < the cluster's defaults < memory settings < the job's jobConfig < what the pod,
 // service and secret depend on (changing those would break the driver).
+import { accessRefusalMessage, refusedAccessSettings } from '../../../domain/access-settings';
 import { memorySparkConf } from '../../../domain/memory';
 import { parseDefaultConf } from '../../../domain/spark-defaults';
 import type { ManifestContext } from './context';
+import { invalidSpec } from './errors';
 import { BIND_ADDRESS_ENV, Labels, Ports, STORAGE_ENV } from './names';
 
 export type SparkConf = Record<string, string>;
@@ -46,6 +48,23 @@ export const overheadConf: ConfPart = (c): SparkConf =>
 export const clusterDefaultConf: ConfPart = (c) => parseDefaultConf(c.cluster.defaultApplicationConfig);
 export const memoryConf: ConfPart = (c) => memorySparkConf(c.spec.spark.memorySettings);
 export const jobConf: ConfPart = (c) => c.spec.spark.jobConfig;
+
+/**
+ * Throws InvalidSpec when the cluster's defaults or the job's jobConfig hold a setting that would give the pods
+ * access the cluster does not allow. The API refuses these first; this catches what was stored before (a
+ * schedule, a group, a cluster's allowance narrowed since).
+ */
+export function checkAccessSettings(c: ManifestContext): void {
+  const parts: [string, SparkConf][] = [
+    ['defaultApplicationConfig', clusterDefaultConf(c)],
+    // An SQL engine's jobConfig is the cluster's defaults (clusterServiceSpec).
+    ...(c.spec.role === 'sql-engine' ? [] : ([['jobConfig', jobConf(c)]] as [string, SparkConf][])),
+  ];
+  for (const [field, conf] of parts) {
+    const refused = refusedAccessSettings(conf, c.cluster.allowedAccessSettings);
+    if (refused.length) throw invalidSpec(accessRefusalMessage(field, c.cluster.name, refused));
+  }
+}
 
 /**
  * How executors reach the driver: its service's DNS name and fixed ports; it binds to the pod IP. Like the

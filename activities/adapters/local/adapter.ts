@@ -21,6 +21,7 @@ import type { JobLogEntry } from '../../../domain/types';
 import { ROOT, type Config } from '../../../lib/config';
 import { directSecret } from '../../../lib/driver-secret';
 import { redact } from '../../../lib/log';
+import { childEnv } from './child-env';
 import { DRIVER_FILES, errCode, readIntFile, writeFileAtomic } from './driver-files';
 import { driverStatus } from './driver-status';
 import { readLineRange } from './logs';
@@ -115,7 +116,8 @@ async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> 
     ),
   );
   const logFile = path.join(dir, DRIVER_FILES.log);
-  const spawnError = await spawnDriver(dir, argv, { ...process.env, ...addedEnv }, logFile);
+  // Only an allow-list of the worker's environment: never the service's own settings and secrets.
+  const spawnError = await spawnDriver(dir, argv, childEnv('driver', addedEnv), logFile);
   if (spawnError) {
     // Recorded like a failed run, so status() reports it and a retry does not wait forever.
     await fs.appendFile(logFile, `failed to start the driver: ${spawnError.message}\n`);
@@ -141,7 +143,8 @@ async function writePlanFiles(dir: string, plan: LaunchPlan): Promise<void> {
 
 async function logs(l: LocalContext, driverId: string, range: LogRange): Promise<JobLogEntry[]> {
   const dir = driverDir(l.config, driverId);
-  if (!existsSync(dir)) return [];
+  // The folder itself, not a link a driver put in its place (its log is opened the same way: logs.ts).
+  if (!(await fs.lstat(dir).catch(() => undefined))?.isDirectory()) return [];
   const fileName = path.join(dir, DRIVER_FILES.log);
   const from = Math.max(0, Math.floor(range.from));
   const [s, log] = await Promise.all([

@@ -1,6 +1,7 @@
 // The files of a local driver's folder, DRIVER_DIR/<driverId> (see adapter.ts), read and written so
 // that concurrent readers never see half a file.
 import { randomUUID } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EngineEndpoint } from '../../../domain/sql-engine';
@@ -37,8 +38,21 @@ export async function findAppId(dir: string): Promise<string | undefined> {
   return appId;
 }
 
+/**
+ * Opens a file of a driver folder for reading, only if it is a regular file itself: the driver runs in that
+ * folder and could replace its log with a link to a file of the service, which the logs endpoint would then
+ * serve. Undefined for a missing file, a symbolic link or anything but a regular file.
+ */
+export async function openOwnFile(file: string): Promise<fs.FileHandle | undefined> {
+  const fh = await fs.open(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW).catch(() => undefined);
+  if (!fh) return undefined;
+  if ((await fh.stat()).isFile()) return fh;
+  await fh.close();
+  return undefined;
+}
+
 async function scanHead(file: string, bytes: number, re: RegExp): Promise<string | undefined> {
-  const fh = await fs.open(file, 'r').catch(() => undefined);
+  const fh = await openOwnFile(file);
   if (!fh) return undefined;
   try {
     const buf = Buffer.alloc(Math.min(bytes, (await fh.stat()).size));

@@ -1,12 +1,11 @@
 // Reading a local driver's log: line ranges for the logs endpoint, and the lines that say why it failed.
-import { createReadStream, existsSync } from 'node:fs';
-import fs from 'node:fs/promises';
+import { openOwnFile } from './driver-files';
 
 /** How much of the end of driver.log a failure message is made from. */
 const ERROR_TAIL_BYTES = 64 * 1024;
 
 async function readTail(file: string, bytes: number): Promise<string[]> {
-  const fh = await fs.open(file, 'r').catch(() => undefined);
+  const fh = await openOwnFile(file);
   if (!fh) return [];
   try {
     const { size } = await fh.stat();
@@ -71,8 +70,11 @@ export function summarizeFailure(lines: string[]): string | undefined {
  */
 export async function readLineRange(file: string, from: number, size: number): Promise<string[]> {
   const out: string[] = [];
-  if (size <= 0 || !existsSync(file)) return out;
-  const stream = createReadStream(file, { highWaterMark: 1 << 16 });
+  if (size <= 0) return out;
+  const fh = await openOwnFile(file);
+  if (!fh) return out;
+  // The stream closes the handle when it ends or is destroyed.
+  const stream = fh.createReadStream({ highWaterMark: 1 << 16 });
   let line = 0;
   let current: Buffer[] = [];
   const decode = () => Buffer.concat(current).toString('utf8').replace(/\r$/, '');

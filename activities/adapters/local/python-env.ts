@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { InvalidSpecError } from '../../../domain/driver';
 import type { Config } from '../../../lib/config';
+import { childEnv } from './child-env';
 import { errCode, statOrUndefined } from './driver-files';
 import { pidAlive, sleep } from './process';
 
@@ -130,7 +131,8 @@ function run(cmd: string, args: string[], timeoutMs: number): Promise<{ code: nu
     };
     const child = spawn(cmd, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1' },
+      // pip runs a requirement's build code: it gets the pip settings and basics, not the service's secrets.
+      env: childEnv('pip', { PIP_DISABLE_PIP_VERSION_CHECK: '1' }),
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.stdout.on('data', keep);

@@ -17,6 +17,7 @@ import type { SqlEngine } from '../../../domain/states';
 import { Collections } from '../../../lib/mongo';
 import type { sqlEngineWorkflow } from '../../../workflows/sql-engine';
 import { ensureEngineUpdate } from '../../../workflows/sql-engine';
+import { checkClusterDefaults } from '../../clusters/access';
 import { getClusterDoc, type ClusterDoc } from '../../clusters/service';
 import type { ApiDeps } from '../../deps';
 import { conflict, notFound } from '../../errors';
@@ -60,6 +61,8 @@ export async function ensureEngine(
   type: SqlEngine,
   opts: { force: boolean; wait: boolean },
 ): Promise<SqlEngineRecord> {
+  // An engine runs with the cluster's defaults: one stored before the access rule may hold a refused setting.
+  checkClusterDefaults(cluster);
   for (let attempt = 0; ; attempt++) {
     try {
       return await deps.temporal.workflow.executeUpdateWithStart(ensureEngineUpdate, {
