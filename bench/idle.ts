@@ -1,0 +1,213 @@
+// Idle cost against the stack's past work: the whole stack (Temporal, the MongoDB-protocol server, the API and
+// the worker, each its own process, data in files as in `npm start`) is measured idle after 0, then 10,000,
+// then 100,000 past writes of job records (whole-document replaces, as the projection writes them: each is a
+// change event for the API's feeds and an oplog entry). Prints each process's CPU while idle (% of one core,
+// over BENCH_IDLE_S seconds, its descendants included), the data files' sizes, and a Socket.IO subscriber's
+// latency from a write to its event.
+//
+//   npm run bench:idle        BENCH_IDLE_S (20), BENCH_WRITES (10000,100000)
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Document } from 'mongodb';
+import { io as ioClient } from 'socket.io-client';
+import { loadConfig } from '../lib/config';
+import { Collections, connectStore } from '../lib/mongo';
+import { connectTemporal } from '../lib/temporal';
+import { stopProc } from '../scripts/services';
+import { spawnService, waitForHealth, waitForPoller } from '../testkit/processes';
+import { freePort, startServers } from '../testkit/servers';
+import { printHeader, printJson, printStats, printTarget, round } from '../testkit/stats';
+import { sleep } from '../testkit/wait';
+import { defer, envInt, runBench } from './lifecycle';
+
+const IDLE_S = envInt('BENCH_IDLE_S', 20);
+const WRITES = (process.env.BENCH_WRITES ?? '10000,100000').split(',').map(Number);
+const TICKS = 100; // USER_HZ on Linux
+
+/** utime + stime of a process and all its descendants, in clock ticks. */
+function treeTicks(root: number): number {
+  const parent = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(d), Number(f[1]));
+      ticks.set(Number(d), Number(f[11]) + Number(f[12]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let sum = 0;
+  for (const [pid, t] of ticks) {
+    for (let p: number | undefined = pid; p && p > 1; p = parent.get(p))
+      if (p === root) {
+        sum += t;
+        break;
+      }
+  }
+  return sum;
+}
+
+/** Processes whose command line names the folder (Temporal's and MongoDB's data files are in it). */
+function pidsMentioning(text: string, what: string): number {
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      if (cmd.includes(text) && cmd.includes(what)) return Number(d);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`no process of ${what} mentions ${text}`);
+}
+
+const sizeMb = (file: string) => {
+  try {
+    return round(statSync(file).size / 2 ** 20, 1);
+  } catch {
+    return 0;
+  }
+};
+
+runBench('idle', 1800, async () => {
+  printHeader('bench:idle — idle CPU and data files after 0, 10,000 and 100,000 past writes');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'spark-idle-'));
+  defer('temp folder', () => rmSync(dir, { recursive: true, force: true }));
+  const servers = await startServers({ dir, persistent: true });
+  defer('servers', () => servers.stop(), 30_000);
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: servers.temporalAddress,
+    MONGO_URL: servers.mongoUrl,
+    MONGO_DB: 'idle',
+    TASK_QUEUE: 'idle',
+    STACK_DIR: path.join(dir, 'stack'),
+    ARTIFACT_DIR: path.join(dir, 'artifacts'),
+    DRIVER_DIR: path.join(dir, 'drivers'),
+    API_PORT: String(await freePort()),
+    LIVY_PORT: String(await freePort()),
+    SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'warn',
+  };
+  const config = loadConfig(env);
+  const temporal = await connectTemporal(config);
+  defer('temporal client', () => temporal.connection.close());
+  const worker = spawnService('worker', 'tsx', env, path.join(dir, 'logs', 'worker.log'));
+  defer('worker', () => stopProc(worker));
+  const api = spawnService('api', 'tsx', env, path.join(dir, 'logs', 'api.log'));
+  defer('api', () => stopProc(api));
+  const url = `http://127.0.0.1:${env.API_PORT}/api/v1`;
+  await Promise.all([
+    waitForPoller(temporal, config, worker, 180_000, path.join(dir, 'logs', 'worker.log')),
+    waitForHealth(url, api, 180_000, path.join(dir, 'logs', 'api.log')),
+  ]);
+  const procs: Record<string, number> = {
+    temporal: pidsMentioning(dir, 'temporal'),
+    mongo: pidsMentioning(dir, 'Launcher.java'),
+    api: api.pid!,
+    worker: worker.pid!,
+  };
+  const store = await connectStore(config);
+  defer('store', () => store.close());
+  const jobs = store.col(Collections.jobs);
+
+  // A subscriber, as the console is: the stream's latency is measured per phase.
+  const socket = ioClient(`http://127.0.0.1:${env.API_PORT}/jobs`, { transports: ['websocket'] });
+  defer('socket', () => socket.close());
+  await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+  const arrivals = new Map<string, number>();
+  socket.on('job', (j: { jobId: string }) => arrivals.set(j.jobId, performance.now()));
+
+  const files = () => ({
+    mongoMb: sizeMb(path.join(dir, 'data', 'mongo.mv')),
+    temporalMb: sizeMb(path.join(dir, 'data', 'temporal.db')) + sizeMb(path.join(dir, 'data', 'temporal.db-wal')),
+  });
+
+  const doc = (i: number, state: string): Document => ({
+    jobId: `idle-${i}`,
+    name: `idle job ${i}`,
+    state,
+    clusterName: 'default',
+    language: 'PYTHON',
+    submitTime: Date.now(),
+    tags: '',
+    tagMap: {},
+    attempt: 1,
+    maxRetries: 0,
+    padding: 'x'.repeat(600),
+  });
+  let written = 0;
+  async function writePast(total: number) {
+    const states = ['SUBMITTED', 'STARTING', 'BUSY', 'FINISHED'];
+    while (written < total) {
+      const n = Math.min(1000, total - written);
+      const ops = Array.from({ length: n }, (_, k) => {
+        const i = written + k;
+        const job = Math.floor(i / states.length);
+        return {
+          replaceOne: {
+            filter: { _id: `idle-${job}` } as Document,
+            replacement: { ...doc(job, states[i % states.length]), version: (i % states.length) + 1 },
+            upsert: true,
+          },
+        };
+      });
+      await jobs.bulkWrite(ops, { ordered: true });
+      written += n;
+    }
+  }
+
+  async function measure(label: string) {
+    await sleep(5_000); // let the writes' aftermath settle
+    const before = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, treeTicks(pid)]));
+    const t0 = performance.now();
+    await sleep(IDLE_S * 1000);
+    const secs = (performance.now() - t0) / 1000;
+    const cpu = Object.fromEntries(
+      Object.entries(procs).map(([k, pid]) => [k, round(((treeTicks(pid) - before[k]) / TICKS / secs) * 100, 1)]),
+    );
+    const total = round(
+      Object.values(cpu).reduce((a, b) => a + b, 0),
+      1,
+    );
+    // Stream latency: a write, then its event at the subscriber.
+    const lat: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const id = `probe-${label}-${i}`;
+      const t = performance.now();
+      await jobs.replaceOne({ _id: id } as Document, { ...doc(0, 'SUBMITTED'), jobId: id }, { upsert: true });
+      for (let w = 0; w < 400 && !arrivals.has(id); w++) await sleep(1);
+      if (arrivals.has(id)) lat.push(arrivals.get(id)! - t);
+      await sleep(50 + Math.random() * 100);
+    }
+    const f = files();
+    console.log(
+      `\n${label}: idle CPU % of one core — ${Object.entries(cpu)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}; whole stack ${total}`,
+    );
+    console.log(`  data files: mongo.mv ${f.mongoMb} MB, temporal.db ${f.temporalMb} MB`);
+    printStats(`  write → Socket.IO event (ms), ${lat.length}/40 arrived`, [['latency', lat]]);
+    return { label, cpu, total, ...f, streamP50: lat.sort((a, b) => a - b)[Math.floor(lat.length / 2)] };
+  }
+
+  const phases = [await measure('0 past writes')];
+  for (const n of WRITES) {
+    const t = performance.now();
+    await writePast(n);
+    console.log(`\n(${n.toLocaleString('en')} past writes reached in ${round((performance.now() - t) / 1000, 1)} s)`);
+    phases.push(await measure(`${n.toLocaleString('en')} past writes`));
+  }
+  console.log('');
+  for (const p of phases) printTarget(`whole-stack idle CPU, ${p.label}`, p.total, '<', 5, '% of a core');
+  const first = phases[0].total;
+  const last = phases[phases.length - 1].total;
+  console.log(`  flat: ${first} → ${last} % of a core from the first phase to the last`);
+  printJson('idle', { phases });
+});
