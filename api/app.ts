@@ -24,6 +24,7 @@ import { jobRoutes } from './jobs/routes';
 import { metricsEndpoint } from './metrics';
 import { API_PREFIX, mount, openApiDocument, type RouteDef } from './routing';
 import { scheduleRoutes } from './schedules/routes';
+import { hostOriginGuard } from './security/host-origin';
 import { sqlRoutes } from './sql/routes';
 import { requestSpans } from './tracing';
 import { createFeeds } from './streams/feed';
@@ -80,6 +81,9 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
       if (!expose) log.error('request failed', { method: ctx.method, path: ctx.path, err });
     }
   });
+
+  // Foreign Host names (DNS rebinding) and other web pages' state-changing calls, on every path.
+  app.use(hostOriginGuard(deps.config, deps.config.API_HOST));
 
   // The web console's static files: public (they hold no data), outside /api/v1.
   const { OIDC_ISSUER, OIDC_CONSOLE_CLIENT_ID } = deps.config;

@@ -19,7 +19,9 @@ export const CONSOLE_PREFIX = '/console';
 /** `connectOrigins`: origins the console's scripts may call besides its own (the OIDC issuer of its sign-in). */
 export function consoleAssets(dir: string, connectOrigins: string[] = []): Middleware {
   const root = path.resolve(dir);
-  const connect = ["'self'", 'ws:', 'wss:', 'https:', ...connectOrigins].join(' ');
+  // 'self' covers the console's own REST calls and its Socket.IO websocket (ws/wss of the same host); no
+  // scheme-wide source: an injected script could otherwise send what it reads to any https or wss host.
+  const connect = ["'self'", ...connectOrigins].join(' ');
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path === '/' || ctx.path === CONSOLE_PREFIX) {

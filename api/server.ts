@@ -15,6 +15,7 @@ import type { ApiDeps } from './deps';
 import { createLaunchAtSubmit } from './jobs/launch-at-submit';
 import { API_PREFIX } from './routing';
 import { createSqlRuntime } from './sql/execute/runtime';
+import { socketAllowRequest, socketCors } from './security/host-origin';
 import { createFeeds } from './streams/feed';
 import { attachSocketIo } from './streams/socketio';
 
@@ -53,7 +54,10 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   const launches = createLaunchAtSubmit(config, store, opts.adapterFor ?? createAdapterRegistry(config, store));
   const deps: ApiDeps = { config, store, temporal, feeds, sql: createSqlRuntime(config, temporal, store), launches };
   const server = http.createServer(createApp(deps).callback());
-  const io = attachSocketIo(server, feeds, socketAuth(deps));
+  const io = attachSocketIo(server, feeds, socketAuth(deps), {
+    allowRequest: socketAllowRequest(config, host),
+    cors: socketCors(config),
+  });
   server.listen(opts.port ?? config.API_PORT, host);
   await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);
   const url = `http://${urlHost(host)}:${(server.address() as AddressInfo).port}${API_PREFIX}`;

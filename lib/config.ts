@@ -8,6 +8,33 @@ import { z } from 'zod';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+/** A host name, IPv4 address or bracketed IPv6 address, without port (ALLOWED_HOSTS). */
+const HOST_ENTRY = /^(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?)$/i;
+
+function hostEntryProblem(e: string): string | undefined {
+  if (e === '*') return 'no wildcard: name each host';
+  return HOST_ENTRY.test(e) ? undefined : `'${e}' is not a host name (no scheme, port or path; IPv6 in brackets)`;
+}
+
+function originEntryProblem(e: string): string | undefined {
+  if (e === '*' || e === 'null') return `'${e}' is not allowed: name each origin (scheme://host[:port])`;
+  try {
+    const u = new URL(e);
+    if ((u.protocol === 'http:' || u.protocol === 'https:') && u.origin === e.replace(/\/$/, '')) return undefined;
+  } catch {
+    // reported below
+  }
+  return `'${e}' is not an origin: scheme://host[:port], http or https, no path`;
+}
+
+/** Checks each entry of a comma-separated setting; any bad entry stops the start, named in the message. */
+const listOf = (problem: (entry: string) => string | undefined) => (value: string, ctx: z.RefinementCtx) => {
+  for (const e of value.split(',').map((s) => s.trim())) {
+    const p = e ? problem(e) : undefined;
+    if (p) ctx.addIssue({ code: 'custom', message: p });
+  }
+};
+
 const schema = z.object({
   /** Folder for the dev stack's venv, data, logs, artifacts and local drivers. */
   STACK_DIR: z.string().default(path.join(ROOT, '.stack')),
@@ -37,6 +64,18 @@ const schema = z.object({
   OIDC_ROLE_MAP: z.string().default(''),
   /** Public OIDC client id of the web console (authorization code + PKCE, no secret); unset or empty: no OIDC button. */
   OIDC_CONSOLE_CLIENT_ID: z.string().trim().max(256).optional(),
+  /**
+   * Host names (comma-separated, no port) both ports answer to besides loopback names (localhost, 127.0.0.1,
+   * [::1]), the bound address and the address a connection arrived at; any other Host header is refused, so
+   * a DNS name rebound to this server cannot drive it. Default empty. Set it to the public name(s) of an
+   * ingress or load balancer.
+   */
+  ALLOWED_HOSTS: z.string().default('').superRefine(listOf(hostEntryProblem)),
+  /**
+   * Web origins (comma-separated, scheme://host[:port]) besides the API's own that may make state-changing
+   * calls and open streams from a browser; they also get CORS headers. Default empty: only the API's own.
+   */
+  ALLOWED_ORIGINS: z.string().default('').superRefine(listOf(originEntryProblem)),
   /** Port and address of the Livy-compatible API (api/livy/); Livy's own port by default. */
   LIVY_PORT: z.coerce.number().int().min(0).max(65535).default(8998),
   LIVY_HOST: z.string().default('127.0.0.1'),

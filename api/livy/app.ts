@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { logger } from '../../lib/log';
 import type { ApiDeps } from '../deps';
 import { badRequest, toHttp, zodMessage } from '../errors';
+import { hostOriginGuard } from '../security/host-origin';
 import { batchLog, batchStateOf, createBatch, deleteBatch, getBatch, listBatches } from './batches';
 import { BatchCreate, SessionCreate, StatementCreate } from './schemas';
 import {
@@ -153,6 +154,7 @@ export function createLivyApp(deps: ApiDeps, opts: LivyAppOptions = {}): Koa {
     const b = ctx.body as { message?: unknown; msg?: unknown } | undefined;
     if (ctx.status >= 400 && b && typeof b === 'object' && typeof b.message === 'string') b.msg = b.message;
   });
+  app.use(hostOriginGuard(deps.config, deps.config.LIVY_HOST));
   for (const m of opts.before ?? []) app.use(m);
   app.use(
     koaBody({

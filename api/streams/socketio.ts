@@ -1,6 +1,6 @@
 // Socket.IO namespaces over the same change feeds as the SSE endpoints.
 import type http from 'node:http';
-import { Server as SocketServer, type ExtendedError, type Socket } from 'socket.io';
+import { Server as SocketServer, type ExtendedError, type ServerOptions, type Socket } from 'socket.io';
 import { STREAMS, type Predicate, type Query } from './catalog';
 import type { Feeds } from './feed';
 
@@ -8,10 +8,16 @@ type Guard = (socket: Socket, next: (err?: ExtendedError) => void) => void;
 
 /**
  * Socket.IO namespaces over the same feeds; filters come from the handshake query. `guard` (authentication,
- * api/auth/) runs on every connection to every namespace before it joins.
+ * api/auth/) runs on every connection to every namespace before it joins. `access` (api/security/): the
+ * handshake's Host and Origin check and the CORS origins; none given, no CORS at all.
  */
-export function attachSocketIo(server: http.Server, feeds: Feeds, guard?: Guard): SocketServer {
-  const io = new SocketServer(server, { cors: { origin: '*' }, serveClient: false });
+export function attachSocketIo(
+  server: http.Server,
+  feeds: Feeds,
+  guard?: Guard,
+  access: Pick<ServerOptions, 'allowRequest' | 'cors'> = {},
+): SocketServer {
+  const io = new SocketServer(server, { ...access, serveClient: false });
   for (const s of STREAMS) {
     const nsp = io.of(s.namespace);
     if (guard) nsp.use(guard);

@@ -4,6 +4,7 @@
 import type { Context } from 'koa';
 import type { Document } from 'mongodb';
 import { PassThrough } from 'node:stream';
+import { refuseCrossOrigin } from '../security/host-origin';
 import type { Predicate } from './catalog';
 import type { ChangeFeed, FeedEvent } from './feed';
 
@@ -14,6 +15,8 @@ export function sse(
   event: string,
   render: (d: Document) => unknown,
 ): void {
+  // A stream is read by a page: one of another origin gets 403 before anything is subscribed.
+  refuseCrossOrigin(ctx);
   const body = new PassThrough();
   const send = (e: FeedEvent) => {
     if (match(e.doc)) body.write(`id: ${e.id}\nevent: ${event}\ndata: ${JSON.stringify(render(e.doc))}\n\n`);
