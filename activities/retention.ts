@@ -3,8 +3,10 @@
 // artifacts, finished executions (job instance results), and local driver folders whose process has
 // ended (each folder holds the driver's log and its Spark event log), and the logs k8s drivers left when their
 // pods were deleted (STACK_DIR/k8s-logs/<driverId>, saved by the k8s adapter). Never touched: anything still
-// running, groups, schedules and their artifacts. Run hourly by a Temporal Schedule the worker process
-// creates (ensureRetentionSchedule, workflows/retention.ts); each run is idempotent.
+// running, groups, schedules and their artifacts. Audit records older than AUDIT_RETENTION_DAYS (their own
+// setting: an audit trail is usually kept longer than finished work) go too. Run hourly by a Temporal
+// Schedule the worker process creates (ensureRetentionSchedule, workflows/retention.ts); each run is
+// idempotent.
 import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Document } from 'mongodb';
 import fs from 'node:fs/promises';
@@ -15,7 +17,10 @@ import { Collections, type Store } from '../lib/mongo';
 import { DRIVER_FILES, readIntFile } from './adapters/local/driver-files';
 import { groupAlive } from './adapters/local/process';
 
-export type RetentionConfig = Pick<Config, 'RETENTION_DAYS' | 'DRIVER_DIR' | 'ARTIFACT_DIR' | 'STACK_DIR'>;
+export type RetentionConfig = Pick<
+  Config,
+  'RETENTION_DAYS' | 'AUDIT_RETENTION_DAYS' | 'DRIVER_DIR' | 'ARTIFACT_DIR' | 'STACK_DIR'
+>;
 
 export interface RetentionSummary {
   /** Epoch ms: what ended before it was removed. */
@@ -26,6 +31,9 @@ export interface RetentionSummary {
   artifactFolders: number;
   /** Logs of k8s drivers saved when their pods were removed. */
   savedLogFolders: number;
+  /** Epoch ms: audit records from before it were removed. */
+  auditCutoff: number;
+  auditRecords: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -50,6 +58,8 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
     driverFolders: 0,
     artifactFolders: 0,
     savedLogFolders: 0,
+    auditCutoff: now - config.AUDIT_RETENTION_DAYS * DAY_MS,
+    auditRecords: 0,
   };
   const jobs = store.col(Collections.jobs);
   const old = { state: { $in: [...TERMINAL_JOB_STATES] }, endTime: { $lt: cutoff } };
@@ -77,6 +87,9 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
     const st = await fs.stat(path.join(savedLogs, name)).catch(() => undefined);
     if (st?.isDirectory() && st.mtimeMs < cutoff && (await removeFolder(savedLogs, name))) summary.savedLogFolders++;
   }
+  summary.auditRecords = (
+    await store.col(Collections.audit).deleteMany({ time: { $lt: summary.auditCutoff } })
+  ).deletedCount;
   return summary;
 }
 

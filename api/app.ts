@@ -62,8 +62,11 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   const metrics = metricsEndpoint(deps.store, deps.feeds);
   app.use(metrics.timing);
 
-  // Before the error middleware, so each record has the status the client saw, 401 and 403 included.
-  app.use(auditTrail(deps.store));
+  // Before the error middleware, so each record has the status the client saw (403 included; calls refused
+  // before the caller was known, such as 401s, are counted on /metrics, not recorded).
+  app.use(
+    auditTrail(deps.store, { maxPerMinute: deps.config.AUDIT_MAX_PER_MINUTE, registry: metrics.metrics.registry }),
+  );
   app.use(async (ctx, next) => {
     try {
       await next();

@@ -54,7 +54,7 @@ const schema = z.object({
   AUTH_ADMIN_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   /** OIDC issuer whose bearer tokens (JWTs) are accepted; unset: API keys only. */
   OIDC_ISSUER: z.string().url().optional(),
-  /** Required `aud` of tokens; unset: not checked. */
+  /** Required `aud` of tokens; must be set with OIDC_ISSUER (checked in loadConfig). */
   OIDC_AUDIENCE: z.string().optional(),
   /** JWKS of the issuer; unset: `jwks_uri` of $OIDC_ISSUER/.well-known/openid-configuration. */
   OIDC_JWKS_URL: z.string().url().optional(),
@@ -150,6 +150,14 @@ const schema = z.object({
    * event logs), finished executions, and finished job records with their uploaded artifacts.
    */
   RETENTION_DAYS: z.coerce.number().positive().default(7),
+  /** Days after which the retention sweep removes audit records. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().positive().default(90),
+  /** Audit records written per principal per minute; the rest of that minute's are dropped and counted. */
+  AUDIT_MAX_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Concurrent SSE streams resumed with Last-Event-ID (each its own change stream) per principal; 429 above. */
+  STREAM_RESUMED_PER_PRINCIPAL: z.coerce.number().int().min(1).default(8),
+  /** Bytes a stream client may leave unread (SSE and Socket.IO) before it is disconnected. */
+  STREAM_MAX_BUFFERED_BYTES: z.coerce.number().int().min(16_384).default(1_048_576),
   /** Sessions each API process keeps open per engine; more concurrent statements queue for one. */
   SQL_SESSIONS_PER_ENGINE: z.coerce.number().int().min(1).max(256).default(16),
   /** A driver launch (or start) that has not succeeded within this long fails the attempt. */
@@ -174,6 +182,10 @@ const schema = z.object({
   CRASH_BACKOFF_MAX_MS: z.coerce.number().int().min(0).default(60_000),
 });
 
+export const OIDC_AUDIENCE_REQUIRED =
+  'invalid configuration: OIDC_AUDIENCE: is required with OIDC_ISSUER (the `aud` your issuer puts in tokens for ' +
+  'this service, often its client id)';
+
 export type Config = z.infer<typeof schema> & {
   SECRET_KEY: string;
   PYTHON: string;
@@ -192,6 +204,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const c = parsed.data;
+  // Without an audience, a token the same issuer made for any other application would be accepted.
+  if (c.OIDC_ISSUER && !c.OIDC_AUDIENCE) throw new Error(OIDC_AUDIENCE_REQUIRED);
   const keyFile = path.join(c.STACK_DIR, 'secret.key');
   const secretKey = c.SECRET_KEY ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined);
   if (!secretKey || !/^[0-9a-fA-F]{64}$/.test(secretKey)) {

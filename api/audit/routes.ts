@@ -10,7 +10,9 @@ import type { AuditDoc } from './trail';
 
 export const AuditRecord = z.object({
   auditId: z.string(),
-  principal: z.string().describe('anonymous (auth off), key:<keyId>, oidc:<subject>, or unauthenticated'),
+  principal: z
+    .string()
+    .describe('anonymous (auth off), key:<keyId> or oidc:<subject>; unidentified callers are counted, not recorded'),
   role: z.string().nullable(),
   method: z.string(),
   path: z.string(),
@@ -35,7 +37,7 @@ export const auditRoutes = (deps: ApiDeps) => [
     method: 'get',
     path: '/audit',
     tag: 'audit',
-    summary: 'The audit trail (admin): every state-changing call, refused ones included, newest first',
+    summary: "The audit trail (admin): identified callers' state-changing calls, refused ones included, newest first",
     query: [...LIST_QUERY.filter((q) => q.name !== 'search'), ...FILTERS],
     response: PageOf(AuditRecord),
     errors: [409],

@@ -1,8 +1,16 @@
-// The audit trail: one record per state-changing call (every method but GET, HEAD and OPTIONS), refused
-// ones included: who (principal), what (method, path, the resource's id), the status it got, and when.
-// Written by a Koa middleware around everything else, so the status is the one the client saw.
+// The audit trail: one record per state-changing call (every method but GET, HEAD and OPTIONS) of an
+// identified caller, refused ones included (403, 404, 409, …): who (principal), what (method, path, the
+// resource's id), the status it got, and when. Written by a Koa middleware around everything else, so the
+// status is the one the client saw; the principal is read from ctx.state after the call, so it works
+// wherever authentication runs.
+//
+// Bounded, so that a flood cannot fill the collection: calls refused before the caller was identified (401,
+// and 503 when the issuer cannot be reached) are only counted, and each principal gets at most
+// AUDIT_MAX_PER_MINUTE records a minute (the rest are counted as dropped, and logged once a minute per
+// principal). The retention sweep removes records older than AUDIT_RETENTION_DAYS (activities/retention.ts).
 import type { Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
+import { Counter, type Registry } from 'prom-client';
 import { logger } from '../../lib/log';
 import { Collections, type Store } from '../../lib/mongo';
 import type { Principal } from '../auth/authenticate';
@@ -14,7 +22,7 @@ const log = logger('audit');
 export interface AuditDoc {
   _id: string;
   principal: string;
-  /** The role the principal held; null when it was not identified (401). */
+  /** The role the principal held. */
   role: string | null;
   method: string;
   path: string;
@@ -35,16 +43,65 @@ export function resourceIdOf(params: Record<string, string> | undefined, body: u
   return null;
 }
 
+export const AUDIT_WINDOW_MS = 60_000;
+
+export interface AuditOptions {
+  /** Records per principal per minute (AUDIT_MAX_PER_MINUTE); default 600. */
+  maxPerMinute?: number;
+  /** Where the trail's counters are exposed (the API's /metrics registry). */
+  registry?: Registry;
+  /** For tests. */
+  now?: () => number;
+}
+
+/** Records per principal within one fixed window; forgotten when the window turns. */
+class PerPrincipalBudget {
+  private window = -1;
+  private readonly used = new Map<string, number>();
+
+  constructor(
+    private readonly max: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** 'ok' within the budget; 'first-over' for the first record over it in this window, then 'over'. */
+  take(principal: string): 'ok' | 'first-over' | 'over' {
+    const w = Math.floor(this.now() / AUDIT_WINDOW_MS);
+    if (w !== this.window) {
+      this.window = w;
+      this.used.clear();
+    }
+    const n = (this.used.get(principal) ?? 0) + 1;
+    this.used.set(principal, n);
+    return n <= this.max ? 'ok' : n === this.max + 1 ? 'first-over' : 'over';
+  }
+}
+
 /**
- * Koa middleware recording every state-changing call. Mount it before authentication, best outside the
- * error middleware (an error thrown through it is recorded with the status toHttp gives it). A failed
- * write is logged and does not change the answer.
+ * Koa middleware recording every state-changing call of an identified caller. Mount it outside
+ * authentication, best outside the error middleware (an error thrown through it is recorded with the status
+ * toHttp gives it). A failed write is logged and does not change the answer.
  */
-export function auditTrail(store: Store): Middleware {
+export function auditTrail(store: Store, opts: AuditOptions = {}): Middleware {
   const col = store.col<AuditDoc>(Collections.audit);
+  const now = opts.now ?? Date.now;
+  const max = opts.maxPerMinute ?? 600;
+  const budget = new PerPrincipalBudget(max, now);
+  const registers = opts.registry ? [opts.registry] : [];
+  const unidentified = new Counter({
+    name: 'spark_audit_unidentified_total',
+    help: 'State-changing calls refused before the caller was identified (not written to the audit trail), by status',
+    labelNames: ['status'],
+    registers,
+  });
+  const dropped = new Counter({
+    name: 'spark_audit_records_dropped_total',
+    help: 'Audit records not written because their principal was over AUDIT_MAX_PER_MINUTE',
+    registers,
+  });
   return async (ctx, next) => {
     if (isRead(ctx.method)) return next();
-    const time = Date.now();
+    const time = now();
     let thrown: number | undefined;
     try {
       await next();
@@ -53,18 +110,33 @@ export function auditTrail(store: Store): Middleware {
       thrown = toHttp(e).status;
       throw e;
     } finally {
+      const status = thrown ?? ctx.status;
       const who = ctx.state.principal as Principal | undefined;
-      const doc: AuditDoc = {
-        _id: randomUUID(),
-        principal: who?.id ?? 'unauthenticated',
-        role: who?.role ?? null,
-        method: ctx.method,
-        path: ctx.path,
-        resourceId: resourceIdOf(ctx.params as Record<string, string> | undefined, ctx.body),
-        status: thrown ?? ctx.status,
-        time,
-      };
-      await col.insertOne(doc).catch((err: unknown) => log.warn('audit record not written', { err: String(err) }));
+      if (!who) {
+        unidentified.inc({ status: String(status) });
+      } else {
+        const verdict = budget.take(who.id);
+        if (verdict === 'ok') {
+          const doc: AuditDoc = {
+            _id: randomUUID(),
+            principal: who.id,
+            role: who.role,
+            method: ctx.method,
+            path: ctx.path,
+            resourceId: resourceIdOf(ctx.params as Record<string, string> | undefined, ctx.body),
+            status,
+            time,
+          };
+          await col.insertOne(doc).catch((err: unknown) => log.warn('audit record not written', { err: String(err) }));
+        } else {
+          dropped.inc();
+          if (verdict === 'first-over')
+            log.warn('audit records dropped: principal over AUDIT_MAX_PER_MINUTE', {
+              principal: who.id,
+              maxPerMinute: max,
+            });
+        }
+      }
     }
   };
 }

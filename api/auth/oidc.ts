@@ -1,7 +1,8 @@
 // OIDC bearer tokens: a JWT signed by a key of the issuer's JWKS (fetched and cached by jose), from that
-// issuer, for our audience if one is set, not expired. Its role comes from a configurable claim.
+// issuer, for our audience (required: the issuer signs tokens for its other applications too), not expired.
+// Its role comes from a configurable claim.
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import type { Config } from '../../lib/config';
+import { OIDC_AUDIENCE_REQUIRED, type Config } from '../../lib/config';
 import { isRole, ROLES, type Role } from './roles';
 
 type OidcConfig = Pick<Config, 'OIDC_ISSUER' | 'OIDC_AUDIENCE' | 'OIDC_JWKS_URL' | 'OIDC_ROLE_CLAIM' | 'OIDC_ROLE_MAP'>;
@@ -54,6 +55,8 @@ export interface TokenVerifier {
 export function createTokenVerifier(config: OidcConfig): TokenVerifier | undefined {
   const issuer = config.OIDC_ISSUER;
   if (!issuer) return undefined;
+  const audience = config.OIDC_AUDIENCE;
+  if (!audience) throw new Error(OIDC_AUDIENCE_REQUIRED);
   const roleMap = parseRoleMap(config.OIDC_ROLE_MAP);
   let jwks: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
   const keySet = () =>
@@ -68,7 +71,7 @@ export function createTokenVerifier(config: OidcConfig): TokenVerifier | undefin
       try {
         ({ payload } = await jwtVerify(token, keys, {
           issuer,
-          audience: config.OIDC_AUDIENCE,
+          audience,
           clockTolerance: CLOCK_TOLERANCE_S,
           requiredClaims: ['exp', 'sub'],
         }));

@@ -2,7 +2,7 @@
 // address (a Spark job is code: whoever reaches the port could run it on the clusters), and with
 // authentication someone must be able to call it (an admin key or an OIDC issuer).
 import { isIP } from 'node:net';
-import type { Config } from '../../lib/config';
+import { OIDC_AUDIENCE_REQUIRED, type Config } from '../../lib/config';
 import type { Store } from '../../lib/mongo';
 import { ensureBootstrapKey, hasLiveAdminKey } from './keys';
 import { parseRoleMap } from './oidc';
@@ -20,10 +20,12 @@ export function isLoopback(host: string): boolean {
 
 /** Throws, saying why and what to set, when the API must not start. Stores the bootstrap key. */
 export async function checkAuthSetup(
-  config: Pick<Config, 'AUTH_MODE' | 'AUTH_ADMIN_KEY' | 'OIDC_ISSUER' | 'OIDC_ROLE_MAP'>,
+  config: Pick<Config, 'AUTH_MODE' | 'AUTH_ADMIN_KEY' | 'OIDC_ISSUER' | 'OIDC_AUDIENCE' | 'OIDC_ROLE_MAP'>,
   store: Store,
   host: string,
 ): Promise<void> {
+  // loadConfig refuses it too; this covers a configuration built in code.
+  if (config.OIDC_ISSUER && !config.OIDC_AUDIENCE) throw new Error(OIDC_AUDIENCE_REQUIRED);
   if (config.AUTH_MODE === 'off') {
     if (isLoopback(host)) return;
     throw new Error(

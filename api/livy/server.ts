@@ -25,7 +25,10 @@ export async function startLivy(
   // The main API's rules: a public address needs authentication (AUTH_MODE=on), and then every call
   // needs a key or token, viewer for reads and operator for the rest; state changes go to the audit trail.
   await checkAuthSetup(deps.config, deps.store, host);
-  const before = opts.before ?? [auditTrail(deps.store), authenticate(deps, readWriteRoles)];
+  const before = opts.before ?? [
+    auditTrail(deps.store, { maxPerMinute: deps.config.AUDIT_MAX_PER_MINUTE }),
+    authenticate(deps, readWriteRoles),
+  ];
   const server = http.createServer(createLivyApp(deps, { ...opts, before }).callback());
   server.listen(opts.port ?? deps.config.LIVY_PORT, host);
   await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);

@@ -1,12 +1,14 @@
 // Authentication with OIDC bearer tokens: JWTs checked against a JWKS this test serves itself (jose's
 // generateKeyPair/exportJWK), the role from a nested claim and a value map; expired tokens, tokens of
-// another issuer or audience, or signed by a key outside the JWKS answer 401.
+// another issuer or audience (or none), or signed by a key outside the JWKS answer 401; an issuer without an
+// audience is refused at start-up.
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../../api/server';
+import { loadConfig } from '../../lib/config';
 import { call, startHarness, type Harness } from '../harness';
 
 const ISSUER = 'https://issuer.example.test/realms/spark';
@@ -21,16 +23,17 @@ let strangerKey: CryptoKey;
 
 const token = (
   claims: JWTPayload,
-  o: { key?: CryptoKey; issuer?: string; audience?: string; expiresAt?: number } = {},
-) =>
-  new SignJWT(claims)
-    .setProtectedHeader({ alg: 'RS256', kid: KID })
-    .setIssuer(o.issuer ?? ISSUER)
-    .setAudience(o.audience ?? AUDIENCE)
+  o: { key?: CryptoKey; issuer?: string; audience?: string | null; expiresAt?: number } = {},
+) => {
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: KID }).setIssuer(o.issuer ?? ISSUER);
+  // null: a token without `aud`.
+  if (o.audience !== null) jwt.setAudience(o.audience ?? AUDIENCE);
+  return jwt
     .setSubject((claims.sub as string | undefined) ?? 'alice')
     .setIssuedAt()
     .setExpirationTime(o.expiresAt ?? Math.floor(Date.now() / 1000) + 600)
     .sign(o.key ?? signingKey);
+};
 
 const roles = (...r: string[]) => ({ realm_access: { roles: r } });
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
@@ -117,6 +120,11 @@ describe('OIDC bearer tokens', () => {
       status: 401,
       body: { message: /another audience/ },
     });
+    const noAud = await token(roles('admin'), { audience: null });
+    expect(await call(h, 'GET', '/job', undefined, bearer(noAud))).toMatchObject({
+      status: 401,
+      body: { message: /audience|'aud' claim/ },
+    });
     const forged = await token(roles('admin'), { key: strangerKey });
     expect(await call(h, 'GET', '/job', undefined, bearer(forged))).toMatchObject({
       status: 401,
@@ -124,6 +132,23 @@ describe('OIDC bearer tokens', () => {
     });
     const garbage = await call(h, 'GET', '/job', undefined, bearer('eyJhbGciOiJSUzI1NiJ9.bm90IGpzb24.c2ln'));
     expect(garbage.status).toBe(401);
+  });
+
+  it('refuses to start with an issuer but no audience, saying what to set', async () => {
+    const env = { SECRET_KEY: 'a'.repeat(64), AUTH_MODE: 'on', OIDC_ISSUER: ISSUER };
+    expect(() => loadConfig(env)).toThrow(/OIDC_AUDIENCE: is required with OIDC_ISSUER/);
+    expect(() => loadConfig({ ...env, OIDC_AUDIENCE: '' })).toThrow(/OIDC_AUDIENCE/);
+    expect(loadConfig({ ...env, OIDC_AUDIENCE: AUDIENCE }).OIDC_AUDIENCE).toBe(AUDIENCE);
+    // A configuration built in code, past loadConfig: startApi refuses it before listening.
+    await expect(
+      startApi({
+        config: { ...h.config, OIDC_AUDIENCE: undefined },
+        store: h.store,
+        temporal: h.temporal,
+        port: 0,
+        host: '127.0.0.1',
+      }),
+    ).rejects.toThrow(/OIDC_AUDIENCE: is required with OIDC_ISSUER/);
   });
 
   it("answers 503, not 401, while the issuer's keys cannot be fetched", async () => {

@@ -1,6 +1,7 @@
 // The retention sweep against a real MongoDB-protocol server, real driver folders (one with a live process)
 // and a real Temporal server: run as its workflow on the harness's worker, it removes what ended more than
-// RETENTION_DAYS ago and nothing else; the worker's Temporal Schedule for it is created once.
+// RETENTION_DAYS ago (audit records: AUDIT_RETENTION_DAYS) and nothing else; the worker's Temporal Schedule
+// for it is created once.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import { call, startHarness, type Harness } from '../harness';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ env: { RETENTION_DAYS: '7' } });
+  h = await startHarness({ env: { RETENTION_DAYS: '7', AUDIT_RETENTION_DAYS: '30' } });
 });
 afterAll(async () => h?.stop());
 
@@ -59,6 +60,21 @@ describe('retention sweep', () => {
       ] as Document[]);
     for (const j of [jobs.oldFinished, jobs.recentFinished])
       mkdirSync(path.join(h.config.ARTIFACT_DIR, j, 'pyFiles'), { recursive: true });
+    // Audit records have their own, longer retention.
+    const audit = { old: id('audit-old'), kept: id('audit-kept') };
+    const auditDoc = (_id: string, time: number) => ({
+      _id,
+      principal: 'key:k1',
+      role: 'operator',
+      method: 'POST',
+      path: '/api/v1/job/submit',
+      resourceId: null,
+      status: 200,
+      time,
+    });
+    await h.store
+      .col(Collections.audit)
+      .insertMany([auditDoc(audit.old, now - 31 * DAY), auditDoc(audit.kept, now - 8 * DAY)] as Document[]);
     const results = { old: id('res-old'), recent: id('res-recent'), open: id('res-open') };
     await h.store.col(Collections.results).insertMany([
       { _id: results.old, jobInstanceId: results.old, groupId: 'g', endTime: now - 8 * DAY },
@@ -101,12 +117,19 @@ describe('retention sweep', () => {
         workflowId: id('retention-test'),
         args: [],
       });
-      expect(summary).toMatchObject({ jobs: 2, results: 1, driverFolders: 2, artifactFolders: 1, savedLogFolders: 1 });
+      expect(summary).toMatchObject({
+        jobs: 2,
+        results: 1,
+        driverFolders: 2,
+        artifactFolders: 1,
+        savedLogFolders: 1,
+        auditRecords: 1,
+      });
       expect(existsSync(savedOld)).toBe(false);
       expect(existsSync(savedRecent)).toBe(true);
       expect(summary.cutoff).toBeGreaterThan(now - 7 * DAY - 60_000);
 
-      const left = async (col: 'jobs' | 'results', ids: string[]) =>
+      const left = async (col: 'jobs' | 'results' | 'audit', ids: string[]) =>
         (
           await h.store
             .col(Collections[col])
@@ -115,6 +138,7 @@ describe('retention sweep', () => {
         ).map((d) => d._id);
       expect((await left('jobs', Object.values(jobs))).sort()).toEqual([jobs.recentFinished, jobs.oldRunning].sort());
       expect((await left('results', Object.values(results))).sort()).toEqual([results.recent, results.open].sort());
+      expect(await left('audit', Object.values(audit))).toEqual([audit.kept]);
       expect((await call(h, 'GET', `/job/${jobs.oldFinished}`)).status).toBe(404);
       expect(existsSync(path.join(h.config.ARTIFACT_DIR, jobs.oldFinished))).toBe(false);
       expect(existsSync(path.join(h.config.ARTIFACT_DIR, jobs.recentFinished))).toBe(true);
@@ -129,7 +153,14 @@ describe('retention sweep', () => {
         workflowId: id('retention-test'),
         args: [],
       });
-      expect(again).toMatchObject({ jobs: 0, results: 0, driverFolders: 0, artifactFolders: 0, savedLogFolders: 0 });
+      expect(again).toMatchObject({
+        jobs: 0,
+        results: 0,
+        driverFolders: 0,
+        artifactFolders: 0,
+        savedLogFolders: 0,
+        auditRecords: 0,
+      });
     } finally {
       await killDriver(livePid, folders.live);
     }

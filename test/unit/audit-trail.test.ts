@@ -1,24 +1,30 @@
 // The audit trail middleware alone, over a recording collection: what it records for a call that answers,
-// one that throws through it, and a read (nothing).
+// one that throws through it, and a read (nothing); a call with no principal is only counted, and each
+// principal's records are bounded per minute, the rest counted as dropped.
 import type { Context } from 'koa';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { auditTrail, type AuditDoc } from '../../api/audit/trail';
+import { AUDIT_WINDOW_MS, auditTrail, type AuditDoc } from '../../api/audit/trail';
 import { conflict } from '../../api/errors';
 import type { Store } from '../../lib/mongo';
+import { metricSum, parseMetrics } from '../../testkit/metrics';
 
-function recording() {
+function recording(opts: { maxPerMinute?: number; now?: () => number } = {}) {
   const docs: AuditDoc[] = [];
   const store = { col: () => ({ insertOne: async (d: AuditDoc) => void docs.push(d) }) } as unknown as Store;
-  return { docs, mw: auditTrail(store) };
+  const registry = new Registry();
+  const counted = async () => parseMetrics(await registry.metrics());
+  return { docs, counted, mw: auditTrail(store, { ...opts, registry }) };
 }
 
 const ctxOf = (method: string, fields: Partial<Context> = {}) =>
   ({ method, path: '/api/v1/job/j1/cancel', params: {}, state: {}, status: 404, ...fields }) as unknown as Context;
+const as = (id: string, role = 'operator') => ({ state: { principal: { id, role } } }) as Partial<Context>;
 
 describe('audit trail middleware', () => {
   it('records principal, method, path, resource id, status and time of a state-changing call', async () => {
     const { docs, mw } = recording();
-    const ctx = ctxOf('POST', { params: { jobId: 'j1' }, state: { principal: { id: 'key:k1', role: 'operator' } } });
+    const ctx = ctxOf('POST', { params: { jobId: 'j1' }, ...as('key:k1') });
     const before = Date.now();
     await mw(ctx, async () => {
       ctx.status = 200;
@@ -40,16 +46,42 @@ describe('audit trail middleware', () => {
     const { docs, mw } = recording();
     const err = conflict('the job is not running');
     await expect(
-      mw(ctxOf('POST'), async () => {
+      mw(ctxOf('POST', as('key:k1')), async () => {
         throw err;
       }),
     ).rejects.toBe(err);
-    expect(docs).toEqual([expect.objectContaining({ principal: 'unauthenticated', role: null, status: 409 })]);
+    expect(docs).toEqual([expect.objectContaining({ principal: 'key:k1', role: 'operator', status: 409 })]);
   });
 
   it('records nothing for reads', async () => {
     const { docs, mw } = recording();
     for (const m of ['GET', 'HEAD', 'OPTIONS']) await mw(ctxOf(m), async () => undefined);
     expect(docs).toEqual([]);
+  });
+
+  it('counts, and does not record, calls refused before the caller was identified', async () => {
+    const { docs, counted, mw } = recording();
+    for (let i = 0; i < 50; i++) {
+      const ctx = ctxOf('POST');
+      await mw(ctx, async () => {
+        ctx.status = 401;
+      });
+    }
+    expect(docs).toEqual([]);
+    expect(metricSum(await counted(), 'spark_audit_unidentified_total', { status: '401' })).toBe(50);
+  });
+
+  it('records at most maxPerMinute calls per principal a minute and counts the rest as dropped', async () => {
+    let t = 10 * AUDIT_WINDOW_MS;
+    const { docs, counted, mw } = recording({ maxPerMinute: 3, now: () => t });
+    const call = (who: string) => mw(ctxOf('DELETE', as(who)), async () => undefined);
+    for (let i = 0; i < 5; i++) await call('key:busy');
+    await call('key:quiet');
+    expect(docs.map((d) => d.principal)).toEqual(['key:busy', 'key:busy', 'key:busy', 'key:quiet']);
+    expect(metricSum(await counted(), 'spark_audit_records_dropped_total')).toBe(2);
+    // The next minute, the budget is whole again.
+    t += AUDIT_WINDOW_MS;
+    await call('key:busy');
+    expect(docs.filter((d) => d.principal === 'key:busy')).toHaveLength(4);
   });
 });

@@ -405,8 +405,11 @@ describe('the chart renders and lints', () => {
     // The API listens on 0.0.0.0: without an admin key or an OIDC issuer it would refuse to start.
     expect(render({ secrets: REQUIRED.secrets }).error).toMatch(/auth: set auth\.adminKey/);
     expect(render(merge(REQUIRED, { auth: { adminKey: 'short' } })).error).toMatch(/at least 32 characters/);
-    expect(render({ secrets: REQUIRED.secrets, auth: { oidc: { issuer: 'https://id.example.com' } } }).error).toBe(
-      undefined,
+    const oidc = { issuer: 'https://id.example.com', audience: 'spark-orchestrator' };
+    expect(render({ secrets: REQUIRED.secrets, auth: { oidc } }).error).toBe(undefined);
+    // The service refuses an issuer without an audience (lib/config.ts): so does the chart.
+    expect(render({ secrets: REQUIRED.secrets, auth: { oidc: { issuer: oidc.issuer } } }).error).toMatch(
+      /auth\.oidc\.audience is required/,
     );
     expect(render(merge(REQUIRED, { config: { extraEnv: { MONGO_DB: 'x' } } })).error).toMatch(
       /config\.extraEnv\.MONGO_DB/,
