@@ -16,6 +16,7 @@ import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { PersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
@@ -35,6 +36,8 @@ const NAMESPACE = 'spark-orchestrator';
 const KEY = 'a'.repeat(64);
 const SERVICE_ROLE = `${RELEASE}-spark-orchestrator-driver-manager`;
 const DRIVER_SA = `${RELEASE}-spark-orchestrator-driver`;
+/** Where drivers go by default: their own namespace, not the release's. */
+const DRIVERS_NS = `${RELEASE}-drivers`;
 const REQUIRED = {
   secrets: { secretKey: KEY, mongoUrl: 'mongodb://app:pw@mongo-0.mongo:27017/?replicaSet=rs0' },
   auth: { adminKey: 'a-bootstrap-admin-key-of-at-least-32-chars' },
@@ -95,6 +98,7 @@ type Model = new (data: any) => { validate(): void };
 /** Every kind the chart may render: its kubernetes-models class and its @kubernetes/client-node type. */
 const KINDS: Record<string, { model: Model; type: string; clusterScoped?: boolean }> = {
   'v1/ConfigMap': { model: ConfigMap, type: 'V1ConfigMap' },
+  'v1/Namespace': { model: Namespace, type: 'V1Namespace', clusterScoped: true },
   'v1/Secret': { model: Secret, type: 'V1Secret' },
   'v1/Service': { model: Service, type: 'V1Service' },
   'v1/ServiceAccount': { model: ServiceAccount, type: 'V1ServiceAccount' },
@@ -333,6 +337,7 @@ describe('the chart renders and lints', () => {
         'ConfigMap',
         'Deployment',
         'Deployment',
+        'Namespace',
         'PersistentVolumeClaim',
         'PodDisruptionBudget',
         'Role',
@@ -453,7 +458,7 @@ describe('configuration', () => {
     expect(config.GROUP_IDLE_PAUSE_MS).toBe(3_600_000);
     expect(config.LOGS_MAX_LINES).toBe(1_000_000);
     expect(env.LOG_FORMAT).toBe('json');
-    expect(loadConfig(envOf(defaults.manifests.map((m) => m.object))).K8S_NAMESPACE).toBe(NAMESPACE);
+    expect(loadConfig(envOf(defaults.manifests.map((m) => m.object))).K8S_NAMESPACE).toBe(DRIVERS_NS);
   });
 
   it('writes large numbers from a values file as integers (Helm reads YAML numbers as floats)', () => {
@@ -635,25 +640,71 @@ describe('RBAC', () => {
     expect(objs.filter((o) => o.kind === 'ClusterRoleBinding')).toEqual([]);
   });
 
-  it('gives drivers their own service account in each Spark namespace, allowed to run executors', () => {
+  it("gives drivers their own service account in each Spark namespace, with exactly what Spark's driver needs", () => {
+    // Executors: create, watch, list, delete (one by one and by label); its own pod: get. The executors'
+    // configmap: create, and delete by label with the services when it stops.
+    const needed = [
+      ...['create', 'get', 'list', 'watch', 'delete', 'deletecollection'].map((v) => `pods ${v}`),
+      ...['services', 'configmaps'].flatMap((r) =>
+        ['create', 'get', 'list', 'delete', 'deletecollection'].map((v) => `${r} ${v}`),
+      ),
+    ];
     for (const ns of ['spark-a', 'spark-b']) {
       one(everything, 'ServiceAccount', DRIVER_SA, ns);
       const granted = permissionsOf(one(everything, 'Role', DRIVER_SA, ns).rules);
-      for (const resource of ['pods', 'services', 'configmaps', 'persistentvolumeclaims']) {
-        for (const verb of ['create', 'get', 'list', 'watch', 'delete', 'deletecollection'])
-          expect(granted).toContain(`${resource} ${verb}`);
-      }
-      expect([...granted].filter((p) => p.startsWith('secrets'))).toEqual([]);
+      expect(granted).toEqual(new Set(needed));
+      // The job's code runs with this identity: no secrets, nothing beyond the core resources above.
+      expect(
+        [...granted].filter((p) =>
+          /^secrets|^persistentvolumeclaims| (update|patch|escalate|bind|impersonate)$/.test(p),
+        ),
+      ).toEqual([]);
       expect(one(everything, 'RoleBinding', DRIVER_SA, ns).subjects).toEqual([
         { kind: 'ServiceAccount', name: DRIVER_SA, namespace: ns },
       ]);
     }
+    // On-demand PVC volumes need claims, only when asked for.
+    const withPvc = objects(merge(REQUIRED, { driver: { serviceAccount: { persistentVolumeClaims: true } } }));
+    const granted = permissionsOf(one(withPvc, 'Role', DRIVER_SA, DRIVERS_NS).rules);
+    expect(granted).toContain('persistentvolumeclaims create');
+    expect(granted).toContain('persistentvolumeclaims deletecollection');
+    expect([...granted].filter((p) => p.startsWith('secrets'))).toEqual([]);
+  });
+
+  it('puts drivers in a namespace of their own by default, created with the baseline Pod Security Standard', () => {
+    const objs = defaults.manifests.map((m) => m.object);
+    const ns = one(objs, 'Namespace', DRIVERS_NS);
+    expect(ns.metadata.labels).toMatchObject({
+      'pod-security.kubernetes.io/enforce': 'baseline',
+      'pod-security.kubernetes.io/warn': 'baseline',
+    });
+    expect(DRIVERS_NS).not.toBe(NAMESPACE);
+    // The driver identity and the service's rights to create drivers are there, not beside the release's Secret.
+    one(objs, 'ServiceAccount', DRIVER_SA, DRIVERS_NS);
+    one(objs, 'Role', DRIVER_SA, DRIVERS_NS);
+    one(objs, 'RoleBinding', DRIVER_SA, DRIVERS_NS);
+    one(objs, 'Role', SERVICE_ROLE, DRIVERS_NS);
+    expect(find(objs, 'ServiceAccount', DRIVER_SA, NAMESPACE)).toEqual([]);
+    expect(find(objs, 'Role', SERVICE_ROLE, NAMESPACE)).toEqual([]);
+    // The release's Secret (SECRET_KEY, MONGO_URL) stays in the release namespace, out of the drivers' reach.
+    expect(one(objs, 'Secret', `${RELEASE}-spark-orchestrator`).metadata.namespace ?? NAMESPACE).toBe(NAMESPACE);
+    // Named namespaces are created beforehand; the chart can be told not to create its own.
+    expect(find(everything, 'Namespace')).toEqual([]);
+    expect(find(objects(merge(REQUIRED, { spark: { createNamespace: false } })), 'Namespace')).toEqual([]);
+    const unlabelled = one(objects(merge(REQUIRED, { spark: { podSecurity: '' } })), 'Namespace', DRIVERS_NS);
+    expect(Object.keys(unlabelled.metadata.labels).filter((k) => k.startsWith('pod-security'))).toEqual([]);
+    expect(defaults.notes).toContain(`go to namespace ${DRIVERS_NS}`);
+    expect(defaults.notes).toContain('allowedAccessSettings');
+    expect(defaults.notes).not.toContain('WARNING');
+    expect(render(merge(REQUIRED, { spark: { namespaces: [NAMESPACE] } })).notes).toContain(
+      `WARNING: spark.namespaces includes the release namespace ${NAMESPACE}`,
+    );
   });
 
   it("with rbac.create=false, renders no roles or bindings but still the drivers' service account", () => {
     const objs = objects(merge(REQUIRED, { rbac: { create: false } }));
     expect(objs.filter((o) => /Role/.test(o.kind))).toEqual([]);
-    one(objs, 'ServiceAccount', DRIVER_SA, NAMESPACE);
+    one(objs, 'ServiceAccount', DRIVER_SA, DRIVERS_NS);
   });
 
   it('offers a token Secret of the service account, off by default', () => {

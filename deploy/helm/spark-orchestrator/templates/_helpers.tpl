@@ -53,9 +53,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default (include "so.fullname" .) .Values.secrets.existingSecret -}}
 {{- end -}}
 
+{{/* The drivers' own namespace when spark.namespaces names none: <release>-drivers, apart from the release's
+Secret (SECRET_KEY, MONGO_URL) and the service's pods. */}}
+{{- define "so.defaultDriverNamespace" -}}
+{{- printf "%s-drivers" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{/* Spark namespaces as a JSON list (templates range over `include ... | fromJsonArray`). */}}
 {{- define "so.sparkNamespaces" -}}
-{{- $ns := .Values.spark.namespaces | default (list .Release.Namespace) -}}
+{{- $ns := .Values.spark.namespaces | default (list (include "so.defaultDriverNamespace" .)) -}}
 {{- $ns | uniq | toJson -}}
 {{- end -}}
 
