@@ -36,7 +36,7 @@ const log = logger('api');
 
 /** Every route of the service, in the order the OpenAPI document lists them. */
 export function allRoutes(deps: ApiDeps): RouteDef[] {
-  deps.feeds ??= createFeeds(deps.store);
+  deps.feeds ??= createFeeds(deps.store, deps.config);
   // Stream paths come before `/job/:jobId` so that `/job/updates` is not read as a job id.
   return [
     ...healthRoutes(deps),
@@ -58,8 +58,9 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
 
   // With tracing on (lib/tracing.ts), a span per request encloses everything below.
   if (deps.config.OTEL_EXPORTER_OTLP_ENDPOINT) app.use(requestSpans());
-  deps.feeds ??= createFeeds(deps.store);
+  deps.feeds ??= createFeeds(deps.store, deps.config);
   const metrics = metricsEndpoint(deps.store, deps.feeds);
+  deps.feeds.limits.register(metrics.metrics.registry);
   app.use(metrics.timing);
 
   // Before the error middleware, so each record has the status the client saw (403 included; calls refused

@@ -50,7 +50,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   // Refuses a public address without authentication, before anything is started.
   await checkAuthSetup(config, store, host);
   startTracing(config, 'api');
-  const feeds = createFeeds(store);
+  const feeds = createFeeds(store, config);
   const launches = createLaunchAtSubmit(config, store, opts.adapterFor ?? createAdapterRegistry(config, store));
   const deps: ApiDeps = { config, store, temporal, feeds, sql: createSqlRuntime(config, temporal, store), launches };
   const server = http.createServer(createApp(deps).callback());

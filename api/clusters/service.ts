@@ -12,6 +12,7 @@ import { findPage, parseListQuery, searchFilter, type Page } from '../list';
 import type { AccessSetting } from '../../domain/access-settings';
 import { checkAccessField, checkUrl, type ClusterCreate, type ClusterUpdate } from './schemas';
 import { checkClusterDefaults } from './access';
+import { checkCredentialsResent } from './credentials';
 import { maskSecret, sealClusterSecrets as sealSecrets } from '../../lib/cluster-secrets';
 import { stopClusterEngines } from '../sql/engines/stop';
 
@@ -122,6 +123,7 @@ export async function createCluster(deps: ApiDeps, body: ClusterCreate): Promise
 /** The fields given replace the stored ones; the result must still be a valid cluster. */
 export async function updateCluster(deps: ApiDeps, id: string, body: ClusterUpdate): Promise<void> {
   const stored = await getClusterDoc(deps, id);
+  checkCredentialsResent(stored, body);
   const merged = { ...stored, ...sealSecrets(deps.config.SECRET_KEY, toStored(body), stored) } as ClusterDoc;
   const check = z
     .object({

@@ -5,6 +5,7 @@ import type { ChangeStream, ChangeStreamDocument, Collection, Document } from 'm
 import { logger } from '../../lib/log';
 import { Collections, type Store } from '../../lib/mongo';
 import { badRequest } from '../errors';
+import { StreamLimits, type StreamLimitsConfig } from './limits';
 
 const log = logger('streams');
 
@@ -106,8 +107,11 @@ export class ChangeFeed {
     return this.subscribers.size + this.resumed;
   }
 
-  /** A stream of one client's own, resumed after a token it has seen (SSE Last-Event-ID). */
-  resume(token: string, fn: (e: FeedEvent) => void): () => void {
+  /**
+   * A stream of one client's own, resumed after a token it has seen (SSE Last-Event-ID). `ended` is told
+   * when it stops by itself (it failed, e.g. the token is unknown, or the feed closed), not when unsubscribed.
+   */
+  resume(token: string, fn: (e: FeedEvent) => void, ended?: (err?: unknown) => void): () => void {
     let resumeAfter: unknown;
     try {
       resumeAfter = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
@@ -116,10 +120,11 @@ export class ChangeFeed {
     }
     const stream = this.open(resumeAfter);
     this.resumed++;
+    let open = true;
     void this.pump(stream, fn).then((err) => {
       if (err) log.warn('resumed change stream failed', { collection: this.name, err: String(err) });
+      if (open) ended?.(err);
     });
-    let open = true;
     return () => {
       if (open) this.resumed--;
       open = false;
@@ -147,13 +152,21 @@ export interface Feeds {
   jobs: ChangeFeed;
   results: ChangeFeed;
   sqlHistory: ChangeFeed;
+  /** Resumed streams per principal and unread bytes per client, for both transports. */
+  limits: StreamLimits;
   close(): Promise<void>;
 }
 
-export function createFeeds(store: Store): Feeds {
+export function createFeeds(store: Store, limits?: StreamLimitsConfig): Feeds {
   const jobs = new ChangeFeed(store.col(Collections.jobs), 'jobs');
   const results = new ChangeFeed(store.col(Collections.results), 'results');
   const sqlHistory = new ChangeFeed(store.col(Collections.sqlHistory), 'sqlHistory');
   const all = [jobs, results, sqlHistory];
-  return { jobs, results, sqlHistory, close: async () => void (await Promise.all(all.map((f) => f.close()))) };
+  return {
+    jobs,
+    results,
+    sqlHistory,
+    limits: new StreamLimits(limits),
+    close: async () => void (await Promise.all(all.map((f) => f.close()))),
+  };
 }

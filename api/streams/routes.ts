@@ -14,6 +14,6 @@ export const streamRoutes = (feeds: Feeds) =>
       summary: `${s.what}, as Server-Sent Events (also Socket.IO namespace ${s.namespace}, event '${s.event}')`,
       query: [...s.query],
       errors: [400, 409],
-      handler: async ({ ctx, query }) => sse(ctx, feeds[s.feed], s.filter(query), s.event, s.render),
+      handler: async ({ ctx, query }) => sse(ctx, feeds[s.feed], s.filter(query), s.event, s.render, feeds.limits),
     }),
   );

@@ -3,6 +3,7 @@ import type http from 'node:http';
 import { Server as SocketServer, type ExtendedError, type ServerOptions, type Socket } from 'socket.io';
 import { STREAMS, type Predicate, type Query } from './catalog';
 import type { Feeds } from './feed';
+import { dropSocket, socketBacklog } from './limits';
 
 type Guard = (socket: Socket, next: (err?: ExtendedError) => void) => void;
 
@@ -31,7 +32,15 @@ export function attachSocketIo(
         return;
       }
       const unsubscribe = feeds[s.feed].subscribe((e) => {
-        if (match(e.doc)) socket.emit(s.event, s.render(e.doc));
+        if (!match(e.doc)) return;
+        // A client that does not read is let go rather than buffered for without end.
+        if (feeds.limits.overBuffered(socketBacklog(socket))) {
+          unsubscribe();
+          feeds.limits.dropped('socketio', { namespace: s.namespace });
+          dropSocket(socket);
+          return;
+        }
+        socket.emit(s.event, s.render(e.doc));
       });
       socket.on('disconnect', unsubscribe);
     });

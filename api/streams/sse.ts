@@ -1,12 +1,15 @@
 // Server-Sent Events: each event is `id: <resume token>`, `event: <name>`, `data: <resource JSON>`. A
-// client that reconnects with Last-Event-ID is resumed after that event; a comment line every 15 s keeps
-// proxies from closing an idle stream.
+// client that reconnects with Last-Event-ID is resumed after that event (on a change stream of its own, so
+// a principal may hold only so many: limits.ts); a comment line every 15 s keeps proxies from closing an
+// idle stream. A client that leaves too much unread is disconnected rather than buffered for without end.
 import type { Context } from 'koa';
 import type { Document } from 'mongodb';
 import { PassThrough } from 'node:stream';
+import type { Principal } from '../auth/authenticate';
 import { refuseCrossOrigin } from '../security/host-origin';
 import type { Predicate } from './catalog';
 import type { ChangeFeed, FeedEvent } from './feed';
+import type { StreamLimits } from './limits';
 
 export function sse(
   ctx: Context,
@@ -14,15 +17,29 @@ export function sse(
   match: Predicate,
   event: string,
   render: (d: Document) => unknown,
+  limits: StreamLimits,
 ): void {
   // A stream is read by a page: one of another origin gets 403 before anything is subscribed.
   refuseCrossOrigin(ctx);
   const body = new PassThrough();
+  const principal = (ctx.state.principal as Principal | undefined)?.id ?? 'anonymous';
+  let ended = false;
+  // Written for this client and not yet taken by the kernel: the PassThrough's two sides, then the response's.
+  const unsent = () => body.writableLength + body.readableLength + ctx.res.writableLength;
   const send = (e: FeedEvent) => {
-    if (match(e.doc)) body.write(`id: ${e.id}\nevent: ${event}\ndata: ${JSON.stringify(render(e.doc))}\n\n`);
+    if (ended || !match(e.doc)) return;
+    if (limits.overBuffered(unsent())) return drop();
+    body.write(`id: ${e.id}\nevent: ${event}\ndata: ${JSON.stringify(render(e.doc))}\n\n`);
   };
   const lastId = ctx.get('Last-Event-ID');
-  const unsubscribe = lastId ? feed.resume(lastId, send) : feed.subscribe(send);
+  const release = lastId ? limits.acquireResumed(principal) : undefined;
+  let unsubscribe: () => void;
+  try {
+    unsubscribe = lastId ? feed.resume(lastId, send, resumeEnded) : feed.subscribe(send);
+  } catch (e) {
+    release?.();
+    throw e;
+  }
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   ctx.set({
@@ -34,11 +51,29 @@ export function sse(
   ctx.status = 200;
   ctx.body = body;
   body.write(': connected\n\n');
-  const ping = setInterval(() => body.write(': ping\n\n'), 15_000);
-  const close = () => {
+  const ping = setInterval(() => {
+    if (!ended) body.write(': ping\n\n');
+  }, 15_000);
+  function close() {
+    if (ended) return;
+    ended = true;
     clearInterval(ping);
     unsubscribe();
+    release?.();
     body.end();
-  };
+  }
+  // Its change stream failed or the API is closing: the client reconnects (and is resumed again, if it can be).
+  function resumeEnded(err?: unknown) {
+    if (err && !ended)
+      body.write(': this stream cannot go on from here; reconnect (without Last-Event-ID if it fails again)\n\n');
+    close();
+  }
+  function drop() {
+    limits.dropped('sse', { path: ctx.path, principal });
+    close();
+    body.destroy();
+    ctx.req.socket.destroy();
+  }
   ctx.req.on('close', close);
+  ctx.res.on('close', close);
 }

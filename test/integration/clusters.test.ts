@@ -194,6 +194,69 @@ describe('clusters over HTTP against real MongoDB', () => {
     expect((await call(h, 'PUT', '/cluster/nope', { description: 'x' })).status).toBe(404);
   });
 
+  it('needs the credentials again when the url or a storage endpoint changes', async () => {
+    const { body } = await call(h, 'POST', '/cluster', k8s('moving', { token: 'bearer-token-of-a' }));
+    const id = body.clusterId;
+    const raw = async () => (await h.store.col('clusters').findOne({ _id: id } as never))!;
+    const before = await raw();
+
+    // A new url with the stored credentials kept (left out, or sent back masked): 409 naming what to send.
+    for (const put of [
+      { url: 'https://elsewhere.example.net:6443' },
+      { url: 'https://elsewhere.example.net:6443', token: '******', password: '******' },
+    ]) {
+      const r = await call(h, 'PUT', `/cluster/${id}`, put);
+      expect(r.status).toBe(409);
+      expect(r.body.message).toMatch(/the url changes/);
+      for (const f of ['token', 'password', 'clientKey', 'clientKeyPassphrase']) expect(r.body.message).toContain(f);
+      noSecrets(r.body);
+    }
+    // Nothing was changed by the refused updates.
+    expect(await raw()).toEqual(before);
+    // The same url, or a new one with every credential sent again (or removed), goes through.
+    expect(
+      (await call(h, 'PUT', `/cluster/${id}`, { url: 'https://k8s.example.com:6443', token: '******' })).status,
+    ).toBe(200);
+    const moved = await call(h, 'PUT', `/cluster/${id}`, {
+      url: 'https://elsewhere.example.net:6443',
+      token: 'bearer-token-of-b',
+      password: 'password-of-b',
+      clientKey: '',
+      clientKeyPassphrase: '',
+    });
+    expect(moved.status).toBe(200);
+    const after = await raw();
+    expect(after.url).toBe('https://elsewhere.example.net:6443');
+    expect(String(after.token)).toMatch(/^enc:v1:/);
+    expect(after.token).not.toBe(before.token);
+    expect(after.clientKey).toBeUndefined();
+
+    // A storage's endpoint: its keys are not kept for a new endpoint either.
+    const storage = (extra: Record<string, unknown>) => ({
+      storages: { main: { sparkBucket: 'spark', endpoint: 'https://s3.elsewhere.example.net', ...extra } },
+    });
+    const kept = await call(h, 'PUT', `/cluster/${id}`, storage({ accessKey: '******', secretKey: '******' }));
+    expect(kept.status).toBe(409);
+    expect(kept.body.message).toMatch(
+      /the storage endpoint changes.*storages\.main\.accessKey, storages\.main\.secretKey/,
+    );
+    noSecrets(kept.body);
+    expect((await raw()).storages).toEqual(before.storages);
+    // Masked keys on the same endpoint are kept as before; new keys with a new endpoint go through.
+    const same = await call(h, 'PUT', `/cluster/${id}`, {
+      storages: { main: { ...k8s('x').storages.main, accessKey: '******', secretKey: '******' } },
+    });
+    expect(same.status).toBe(200);
+    expect((await raw()).storages.main.accessKey).toBe(before.storages.main.accessKey);
+    expect((await call(h, 'PUT', `/cluster/${id}`, storage({ accessKey: 'AK-NEW', secretKey: 'SK-NEW' }))).status).toBe(
+      200,
+    );
+    const stored = (await raw()).storages.main;
+    expect(stored.endpoint).toBe('https://s3.elsewhere.example.net');
+    expect(String(stored.accessKey)).toMatch(/^enc:v1:/);
+    expect(stored.accessKey).not.toBe(before.storages.main.accessKey);
+  });
+
   it('pages, sorts and searches', async () => {
     for (const n of ['page-a', 'page-b', 'page-c'])
       await call(h, 'POST', '/cluster', { name: n, type: 'local', description: 'pageable thing' });
