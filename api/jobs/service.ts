@@ -1,7 +1,8 @@
 // Single jobs (docs/api.md: Job; operations 4.16–4.20): submit starts the workflow `job/<jobId>` and writes its
 // SUBMITTED record; reads come from the read model the workflow projects; cancel, stop and delete go through the
 // workflow.
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'node:crypto';
 import type { Document } from 'mongodb';
 import { parseTags } from '../../domain/delimited';
@@ -9,6 +10,7 @@ import { jobWorkflowId, SearchAttr } from '../../domain/ids';
 import { newJobRecord, singleJobDriverId, SUBMITTED_VERSION, type JobWorkflowInput } from '../../domain/job';
 import type { Job, JobLogEntry } from '../../domain/resources';
 import { DEFAULT_JOB_STATE_FILTER, isTerminal, JOB_STATES, JOB_TYPES, JobType } from '../../domain/states';
+import { CLUSTER_UNAVAILABLE } from '../../activities/adapters/k8s/errors';
 import { createProjection } from '../../activities/projection';
 import { logger } from '../../lib/log';
 import { Collections } from '../../lib/mongo';
@@ -17,7 +19,7 @@ import { deleteJobWorkflow, driverLogsWorkflow } from '../../workflows/ops';
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
 import { checkCluster } from '../clusters/quota';
 import type { ApiDeps } from '../deps';
-import { conflict, notFound, workflowUpdate } from '../errors';
+import { conflict, notFound, unavailable, workflowUpdate } from '../errors';
 import {
   arrayParam,
   enumArrayParam,
@@ -151,12 +153,21 @@ export async function jobLogs(deps: ApiDeps, jobId: string, query: Query): Promi
   const size = intParam(query, 'logSize', 100, 0, config.LOGS_MAX_LINES);
   const from = intParam(query, 'from', 0, 0, Number.MAX_SAFE_INTEGER);
   const job = await getJob(deps, jobId);
-  return temporal.workflow.execute(driverLogsWorkflow, {
-    workflowId: `logs/${job.jobId}/${randomUUID()}`,
-    taskQueue: config.TASK_QUEUE,
-    args: [job.clusterName, driverIdsOf(job), { from, size }],
-    workflowExecutionTimeout: '1m',
-  });
+  try {
+    return await temporal.workflow.execute(driverLogsWorkflow, {
+      workflowId: `logs/${job.jobId}/${randomUUID()}`,
+      taskQueue: config.TASK_QUEUE,
+      args: [job.clusterName, driverIdsOf(job), { from, size }],
+      workflowExecutionTimeout: '1m',
+    });
+  } catch (e) {
+    // A cluster that cannot be asked now (down, refusing the service's credentials) is not the client's
+    // fault: 503 with what its API server said (no credential is in it).
+    const cause = e instanceof WorkflowFailedError ? e.cause?.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === CLUSTER_UNAVAILABLE)
+      throw unavailable(`the logs of job '${job.jobId}' cannot be read now: ${cause.message}`);
+    throw e;
+  }
 }
 
 export async function cancelJob(deps: ApiDeps, jobId: string): Promise<void> {

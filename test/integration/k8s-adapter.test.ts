@@ -13,7 +13,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
-import { K8sApiError } from '../../activities/adapters/k8s/errors';
+import { CLUSTER_UNAVAILABLE, K8sApiError } from '../../activities/adapters/k8s/errors';
 import { buildKubeConfig } from '../../activities/adapters/k8s/kube-config';
 import { buildDriverManifests } from '../../activities/adapters/k8s/manifests';
 import { k8sNames, Labels } from '../../activities/adapters/k8s/names';
@@ -498,7 +498,12 @@ describe('k8s adapter against the fake API server', () => {
       expect(down.phase).toBe('UNKNOWN');
       expect(down.message).toMatch(/unreachable.*ECONNREFUSED/);
       await expect(gone.launch(scalaSpec())).rejects.toBeInstanceOf(K8sApiError);
-      await expect(gone.logs('job-0123abcd-1', { from: 0, size: 10 })).rejects.toBeInstanceOf(K8sApiError);
+      // A log read fails at once, for good, with the cause: the API answers 503 with it instead of retrying.
+      await expect(gone.logs('job-0123abcd-1', { from: 0, size: 10 })).rejects.toMatchObject({
+        type: CLUSTER_UNAVAILABLE,
+        nonRetryable: true,
+        message: expect.stringMatching(/unreachable.*ECONNREFUSED/),
+      });
 
       // A server that accepts but never answers does not hang a status poll.
       const silent = http.createServer(() => undefined);

@@ -9,6 +9,13 @@ import { FailureType } from '../../../domain/driver';
 /** ApplicationFailure type of a cluster document the adapter cannot connect with. */
 export const INVALID_CLUSTER = 'InvalidClusterConfig';
 
+/**
+ * ApplicationFailure type of a read the cluster could not answer now (down, refusing the credentials or the
+ * RBAC). Non-retryable where a caller waits (a log read): the API answers 503 with the message at once
+ * instead of retrying past its deadline.
+ */
+export const CLUSTER_UNAVAILABLE = 'ClusterUnavailable';
+
 /** A permanent problem with what we were asked to launch: retrying will not help. */
 export const invalidSpec = (message: string) => ApplicationFailure.nonRetryable(message, FailureType.INVALID_SPEC);
 

@@ -5,7 +5,7 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import type { LogRange } from '../../../domain/driver';
 import type { JobLogEntry } from '../../../domain/types';
-import { codeOf, type K8sApiError } from './errors';
+import { codeOf, K8sApiError } from './errors';
 
 type Describe = (e: unknown, what: string) => K8sApiError;
 
@@ -42,7 +42,8 @@ export async function readPodLog(
     );
     return [...start, `... (log cut: over ${limitBytes} bytes; its last ${tail.length} lines follow)`, ...tail];
   } catch (e) {
-    // 400: the container has not started yet (no log); 404: the pod went away meanwhile.
+    // 400: the container has not started yet (no log); 404: the pod went away meanwhile. (A pod not bound
+    // to a node yet answers 200 with an empty body: transport.ts.)
     const code = codeOf(e);
     if (code === 400 || code === 404) return [];
     throw s.describe(e, `read the log of pod ${name}`);
@@ -66,6 +67,20 @@ export interface PodLogRequest extends PodLogSource {
   range: LogRange;
 }
 
+/**
+ * The lines of a pod's log, or one line saying why it cannot be read when the API server answered but
+ * would not give it (its kubelet unreachable, RBAC without pods/log): one pod's log never hides the others'.
+ * An API server that does not answer throws.
+ */
+export async function podLogOrWhy(s: PodLogSource, pod: V1Pod, container: string | undefined): Promise<string[]> {
+  try {
+    return await readPodLog(s, pod, container);
+  } catch (e) {
+    if (e instanceof K8sApiError && e.code !== undefined) return [`(log not readable: ${e.message})`];
+    throw e;
+  }
+}
+
 /** The log entry of one pod; reads the log only when the range asks for lines. */
 export async function podLogEntry(
   r: PodLogRequest,
@@ -73,6 +88,6 @@ export async function podLogEntry(
   role: 'driver' | 'executor',
   container: string | undefined,
 ): Promise<JobLogEntry> {
-  const all = r.range.size > 0 ? await readPodLog(r, pod, container) : [];
+  const all = r.range.size > 0 ? await podLogOrWhy(r, pod, container) : [];
   return logEntry(pod.metadata!.name!, role, pod.status?.phase ?? 'Unknown', all, r.range);
 }

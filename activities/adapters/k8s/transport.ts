@@ -69,6 +69,9 @@ function sendOnce(t: Transport, req: RequestContext, timeoutMs: number): Promise
           const h: Record<string, string> = {};
           for (const [k, v] of Object.entries(res.headers))
             if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+          // The API server answers pods/log of a pod not on a node yet with 200, an empty body and no
+          // Content-Type, which the client library refuses to parse ("No Content-Type defined"): it is text.
+          h['content-type'] ??= 'text/plain';
           resolve(
             new ResponseContext(res.statusCode ?? 0, h, {
               text: async () => buf.toString('utf8'),

@@ -1,0 +1,225 @@
+// The k8s path against a real kube-apiserver 1.34 with etcd and kube-controller-manager (testkit/kube, built
+// by scripts/setup-k8s.sh): the Helm chart's RBAC rendered by Helm and applied as is, the service holding
+// only its account's TokenRequest token, artifacts in moto, and a kubelet stand-in that binds and runs the
+// pods and serves their logs to the API server. Proves the chart's rights are enough for everything the
+// adapter does, that a driver's objects are owned by its pod, that logs of a container that has not
+// started read as "no log yet", that cancel, stop and delete leave nothing behind, and that a token
+// without rights fails the job with the API server's words.
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
+import {
+  createNamespace,
+  k8sAvailable,
+  kubeRequest,
+  serviceAccountToken,
+  type ControlPlaneInfo,
+} from '../../testkit/kube/control-plane';
+import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
+import { sharedControlPlane } from '../../testkit/kube/shared';
+import type { MotoServer } from '../../testkit/moto';
+import { motoAvailable } from '../../testkit/moto';
+import { call, eventually, form, startHarness, type Harness } from '../harness';
+import { startStorage } from './broken-fixture';
+
+/** The release's namespace; drivers go to the chart's drivers' namespace (NS). */
+const RELEASE_NS = 'real-api';
+const RELEASE = 'realapi';
+let NS: string;
+const ready = k8sAvailable() && helmAvailable() && motoAvailable();
+
+let cp: ControlPlaneInfo;
+let release: ChartRelease;
+let kubelet: Kubelet;
+let storage: MotoServer;
+let h: Harness;
+
+/** What the kubelet does with a driver pod: by the job's name (spark-submit's --name). */
+function plan(pod: V1Pod): PodPlan {
+  const args = pod.spec?.containers?.[0]?.args ?? [];
+  const name = args[args.indexOf('--name') + 1] ?? '';
+  if (name === 'never-starts') return { waiting: 'ContainerCreating' };
+  return { hold: [`driver of ${pod.metadata?.name} running`, 'second line'] };
+}
+
+const cluster = (name: string, token: string) => ({
+  name,
+  type: 'k8s',
+  url: cp.url,
+  caCert: cp.caCert,
+  token,
+  temporalAddress: 'temporal.example:7233',
+  sparkStorage: 'main',
+  storages: {
+    main: {
+      sparkBucket: 'spark',
+      endpoint: storage.endpoint,
+      region: 'us-east-1',
+      accessKey: 'broken-access',
+      secretKey: 'broken-secret',
+    },
+  },
+});
+
+beforeAll(async () => {
+  cp = await sharedControlPlane(inject('testDir'));
+  [release, storage] = await Promise.all([installChartRbac(cp, RELEASE, RELEASE_NS), startStorage()]);
+  NS = release.driverNamespace;
+  kubelet = await startKubelet({
+    cp,
+    nodeName: `node-${NS}`,
+    namespaces: [NS],
+    dir: `${inject('testDir')}/kubelet-${NS}`,
+    plan,
+  });
+  h = await startHarness({ env: { K8S_NAMESPACE: NS } });
+  expect((await call(h, 'POST', '/cluster', cluster('real', release.token))).status).toBe(200);
+}, 180_000);
+afterAll(async () => {
+  await h?.stop();
+  await kubelet?.stop();
+  await storage?.stop();
+});
+
+const admin = (method: string, p: string, body?: unknown) => kubeRequest(cp, cp.adminToken, method, p, body);
+const list = async (kind: string, jobId: string) => {
+  const group = kind === 'networkpolicies' ? '/apis/networking.k8s.io/v1' : '/api/v1';
+  const r = await admin(
+    'GET',
+    `${group}/namespaces/${NS}/${kind}?labelSelector=spark-orchestrator.io/job-id%3D${jobId}`,
+  );
+  expect(r.status).toBe(200);
+  return r.body.items as { metadata: { name: string; ownerReferences?: { kind: string; name: string }[] } }[];
+};
+const leftOf = async (jobId: string) => {
+  const kinds = ['pods', 'services', 'secrets', 'configmaps', 'networkpolicies'];
+  const all = await Promise.all(kinds.map(async (k) => (await list(k, jobId)).map((o) => `${k}/${o.metadata.name}`)));
+  return all.flat();
+};
+
+const submit = async (name: string, clusterName = 'real') => {
+  const r = await call(
+    h,
+    'POST',
+    '/job/submit',
+    form(
+      { name, language: 'PYTHON', jobClass: 'main', clusterName },
+      { pyFiles: [{ name: 'main.py', content: 'print(1)\n' }] },
+    ),
+  );
+  expect(r.status).toBe(200);
+  return r.body.jobId as string;
+};
+const jobWhen = (id: string, ok: (j: Record<string, any>) => boolean, ms = 60_000) =>
+  eventually(async () => {
+    const j = (await call(h, 'GET', `/job/${id}`)).body;
+    return ok(j) ? j : undefined;
+  }, ms);
+
+describe.skipIf(!ready)('the k8s adapter against a real API server with the chart RBAC', () => {
+  it('runs a driver with its service, NetworkPolicy and secret; its log reads through the API server', async () => {
+    const id = await submit('holds');
+    await jobWhen(id, (j) => j.state === 'BUSY' || j.state === 'RUNNING');
+    const left = await leftOf(id);
+    expect(left.filter((x) => x.startsWith('pods/'))).toHaveLength(1);
+    expect(left.some((x) => x.startsWith('services/'))).toBe(true);
+    expect(left.some((x) => x.startsWith('networkpolicies/'))).toBe(true);
+    expect(left.some((x) => x.startsWith('secrets/'))).toBe(true);
+    const logs = await eventually(async () => {
+      const r = await call(h, 'GET', `/job/${id}/logs`);
+      return r.status === 200 && r.body[0]?.log?.length ? r.body : undefined;
+    }, 20_000);
+    expect(logs[0].role).toBe('driver');
+    expect(logs[0].log[0]).toMatch(/^driver of .* running$/);
+    expect((await call(h, 'POST', `/job/${id}/cancel`)).status).toBe(200);
+    await eventually(async () => ((await leftOf(id)).length === 0 ? true : undefined), 30_000);
+    // Read after removal: the copy remove saved.
+    const saved = await call(h, 'GET', `/job/${id}/logs`);
+    expect(saved.status).toBe(200);
+    expect(saved.body[0].log).toContain('second line');
+  });
+
+  it('a driver whose container never started: its log is empty (200), and cancel leaves nothing behind', async () => {
+    const id = await submit('never-starts');
+    await eventually(async () => ((await list('pods', id))[0] ? true : undefined), 30_000);
+    // Bound to the node, container waiting: the API server proxies to the kubelet, which answers 400.
+    await eventually(async () => {
+      const r = await admin('GET', `/api/v1/namespaces/${NS}/pods/${(await list('pods', id))[0].metadata.name}`);
+      return r.body.status?.containerStatuses?.[0]?.state?.waiting ? true : undefined;
+    }, 30_000);
+    const r = await call(h, 'GET', `/job/${id}/logs`);
+    expect(r.status).toBe(200);
+    expect(r.body).toHaveLength(1);
+    expect(r.body[0].log).toEqual([]);
+    expect((await call(h, 'POST', `/job/${id}/cancel`)).status).toBe(200);
+    expect((await jobWhen(id, (j) => j.state === 'CANCELED')).state).toBe('CANCELED');
+    await eventually(async () => ((await leftOf(id)).length === 0 ? true : undefined), 30_000);
+    expect((await jobWhen(id, (j) => !j.cleanup, 30_000)).cleanup).toBeUndefined();
+    expect((await call(h, 'DELETE', `/job/${id}`)).status).toBe(200);
+  });
+
+  it('a pod not bound to any node yet (no room): logs answer 200 with none, stop leaves nothing', async () => {
+    // More memory than the node has: the kubelet leaves it unbound, PodScheduled=False.
+    const r = await call(
+      h,
+      'POST',
+      '/job/submit',
+      form(
+        { name: 'too-big', language: 'PYTHON', jobClass: 'main', clusterName: 'real', driverMemory: '64g' },
+        { pyFiles: [{ name: 'main.py', content: 'print(1)\n' }] },
+      ),
+    );
+    expect(r.status).toBe(200);
+    const id = r.body.jobId as string;
+    await eventually(async () => {
+      const [pod] = await list('pods', id);
+      const s = pod && (await admin('GET', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`)).body;
+      return s?.status?.conditions?.some((c: { reason?: string }) => c.reason === 'Unschedulable') && !s.spec.nodeName;
+    }, 30_000);
+    expect((await call(h, 'GET', `/job/${id}`)).body.state).toBe('STARTING');
+    const logs = await call(h, 'GET', `/job/${id}/logs`);
+    expect(logs.status).toBe(200);
+    expect(logs.body[0].log).toEqual([]);
+    expect((await call(h, 'POST', `/job/${id}/stop`)).status).toBe(200);
+    await eventually(async () => ((await leftOf(id)).length === 0 ? true : undefined), 30_000);
+  });
+
+  it('a token without rights: the job FAILS with the API server\'s "forbidden"', async () => {
+    await createNamespace(cp, `${NS}-none`);
+    const token = await serviceAccountToken(cp, `${NS}-none`, 'default');
+    expect((await call(h, 'POST', '/cluster', cluster('no-rights', token))).status).toBe(200);
+    const id = await submit('no-rights', 'no-rights');
+    const failed = await jobWhen(id, (j) => j.state === 'FAILED');
+    expect(failed.error).toMatch(/forbidden/i);
+    expect(failed.error).toContain(`system:serviceaccount:${NS}-none:default`);
+    expect(JSON.stringify(failed)).not.toContain(token);
+  });
+
+  it('logs of a job on a cluster that does not answer: 503 with the cause, not 500', async () => {
+    const id = await submit('holds-2');
+    await jobWhen(id, (j) => j.state === 'BUSY' || j.state === 'RUNNING');
+    // Same cluster document, an address nothing listens on.
+    const c = cluster('real', release.token);
+    expect(
+      (await call(h, 'PUT', `/cluster/${await clusterId('real')}`, { ...c, url: 'https://127.0.0.1:9' })).status,
+    ).toBe(200);
+    try {
+      const r = await eventually(async () => {
+        const x = await call(h, 'GET', `/job/${id}/logs`);
+        return x.status !== 200 ? x : undefined;
+      }, 20_000);
+      expect(r.status).toBe(503);
+      expect(r.body.message).toMatch(/127\.0\.0\.1:9/);
+      expect(JSON.stringify(r.body)).not.toContain(release.token);
+    } finally {
+      expect((await call(h, 'PUT', `/cluster/${await clusterId('real')}`, c)).status).toBe(200);
+    }
+    expect((await call(h, 'POST', `/job/${id}/cancel`)).status).toBe(200);
+    await eventually(async () => ((await leftOf(id)).length === 0 ? true : undefined), 60_000);
+  });
+});
+
+async function clusterId(name: string): Promise<string> {
+  const r = await call(h, 'GET', `/cluster?search=${name}&size=50`);
+  return (r.body.content as { id: string; name: string }[]).find((c) => c.name === name)!.id;
+}
