@@ -1,18 +1,17 @@
-// The Koa application: the audit trail, one error middleware, authentication (api/auth/), body parsing, one
-// router per resource under /api/v1.
+// The Koa application: the audit trail, one error middleware, the console's files, /metrics, and one router
+// of every route under /api/v1; each route checks its own role (api/auth/), then reads its body (body.ts).
 // server.ts binds it to a port together with the Socket.IO streams.
 import Router from '@koa/router';
 import Koa from 'koa';
-import { HttpMethodEnum, koaBody } from 'koa-body';
 import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { logger } from '../lib/log';
 import { auditRoutes } from './audit/routes';
 import { auditTrail } from './audit/trail';
-import { authenticate } from './auth/authenticate';
+import { requireRole } from './auth/authenticate';
 import { withSecurity } from './auth/openapi';
-import { apiRoleFor } from './auth/roles';
+import type { Need } from './auth/roles';
 import { authRoutes } from './auth/routes';
 import { clusterRoutes } from './clusters/routes';
 import { consoleAssets } from './console';
@@ -21,8 +20,8 @@ import { toHttp } from './errors';
 import { groupRoutes } from './groups/routes';
 import { healthRoutes } from './health/routes';
 import { jobRoutes } from './jobs/routes';
-import { metricsEndpoint } from './metrics';
-import { API_PREFIX, mount, openApiDocument, type RouteDef } from './routing';
+import { METRICS_PATH, METRICS_ROLE, metricsEndpoint } from './metrics';
+import { API_PREFIX, EXACT_PATHS, mount, openApiDocument, route, type RouteDef } from './routing';
 import { scheduleRoutes } from './schedules/routes';
 import { hostOriginGuard } from './security/host-origin';
 import { sqlRoutes } from './sql/routes';
@@ -51,6 +50,21 @@ export function allRoutes(deps: ApiDeps): RouteDef[] {
   ];
 }
 
+/** GET /openapi.json: public, since clients learn the security schemes from it. Not in the document itself. */
+const openApiRoute = (doc: Record<string, unknown>): RouteDef =>
+  route({
+    method: 'get',
+    path: '/openapi.json',
+    role: 'public',
+    tag: 'meta',
+    summary: 'This OpenAPI document',
+    handler: async () => doc,
+  });
+
+/** The answer to a path no route has: paths match only as written. */
+export const noSuchPath = (method: string, p: string): string =>
+  `no such path: ${method} ${p} (paths are case-sensitive, with no trailing slash, as in the OpenAPI document)`;
+
 export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): Koa {
   const app = new Koa();
   const uploadDir = path.join(deps.config.STACK_DIR, 'uploads');
@@ -73,7 +87,7 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
-        ctx.body = { message: `no such path: ${ctx.method} ${ctx.path}` };
+        ctx.body = { message: noSuchPath(ctx.method, ctx.path) };
       } else if (ctx.status === 405 && ctx.body === undefined) {
         ctx.status = 405;
         ctx.body = { message: `${ctx.method} is not a method of ${ctx.path}; it takes ${ctx.response.get('Allow')}` };
@@ -96,24 +110,10 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
     consoleAssets(deps.config.CONSOLE_DIR, OIDC_ISSUER && OIDC_CONSOLE_CLIENT_ID ? [new URL(OIDC_ISSUER).origin] : []),
   );
 
-  // Before the body is read: an unknown caller's upload is never stored. Roles: the table in auth/roles.ts.
-  app.use(authenticate(deps, apiRoleFor, API_PREFIX));
-  app.use(metrics.serve);
-
-  app.use(
-    koaBody({
-      multipart: true,
-      urlencoded: true,
-      json: true,
-      jsonLimit: '5mb',
-      formLimit: '5mb',
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-      formidable: { uploadDir, keepExtensions: false, maxFileSize: 1024 * 1024 * 1024, multiples: true },
-      onError: (err) => {
-        throw Object.assign(new Error(`cannot parse the request body: ${err.message}`), { status: 400 });
-      },
-    }),
-  );
+  // Each route (and /metrics) checks the role it declares, on the route that matched, before its body is read.
+  const guard = (need: Need) => requireRole(deps, need);
+  const metricsGuard = guard(METRICS_ROLE);
+  app.use((ctx, next) => (ctx.path === METRICS_PATH ? metricsGuard(ctx, () => metrics.serve(ctx, next)) : next()));
 
   // Errors Koa reports outside a request's handling, e.g. a stream whose client went away.
   app.on('error', (err: Error & { code?: string }) => {
@@ -123,12 +123,10 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   app.silent = true;
 
   // Every method is "implemented": an unknown one on a known path answers 405 with Allow, not 501.
-  const router = new Router({ prefix: API_PREFIX, methods: [...http.METHODS] });
-  mount(router, routes);
-  const doc = withSecurity(openApiDocument(routes), apiRoleFor);
-  router.get('/openapi.json', (ctx) => {
-    ctx.body = doc;
-  });
+  // Case-sensitive and strict: `/API/V1/auth/keys`, `/api/v1/auth/keys/`, `//api/v1/...` or `%61uth` match no route.
+  const router = new Router({ prefix: API_PREFIX, ...EXACT_PATHS, methods: [...http.METHODS] });
+  const doc = withSecurity(openApiDocument(routes), routes);
+  mount(router, [...routes, openApiRoute(doc)], { guard, uploadDir });
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return app;

@@ -1,8 +1,11 @@
-// Routes are declared once with their schemas: the same declaration validates requests and produces the
-// OpenAPI 3.1 document (GET /api/v1/openapi.json), so the two cannot drift apart.
+// Routes are declared once with their schemas and the role they need: the same declaration checks the
+// caller, validates requests and produces the OpenAPI 3.1 document (GET /api/v1/openapi.json), so none of
+// them can drift apart.
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
+import type { Need } from './auth/roles';
+import { isEmptyRequest, readBody } from './body';
 import { badRequest } from './errors';
 
 export const API_PREFIX = '/api/v1';
@@ -29,6 +32,11 @@ export interface RouteDef<S extends z.ZodType = z.ZodType> {
   path: string;
   tag: string;
   summary: string;
+  /**
+   * Who may call it (with AUTH_MODE=on): `public` (no credentials), or the least role. Checked on the route
+   * that matched, before its body is read.
+   */
+  role: Need;
   /** json: application/json; form: multipart/form-data (urlencoded accepted too). */
   /** `optional`: a request without a body (no Content-Type, nothing sent) is read as `{}`. */
   body?: { kind: 'json' | 'form'; schema: S; files?: string[]; optional?: boolean };
@@ -60,21 +68,32 @@ function normaliseForm(raw: unknown): Record<string, unknown> {
   );
 }
 
-export function mount(router: Router, defs: RouteDef[]): void {
+/** Router options of every app: a path matches only as written (case, trailing slash); other spellings 404. */
+export const EXACT_PATHS = { sensitive: true, strict: true } as const;
+
+export interface MountOptions {
+  /** The role check of a route (api/auth/authenticate.ts requireRole), mounted first. */
+  guard: (need: Need) => Middleware;
+  /** Where multipart uploads are written while their request lasts. */
+  uploadDir: string;
+}
+
+export function mount(router: Router, defs: RouteDef[], opts: MountOptions): void {
   for (const def of defs) {
-    router[def.method](def.path, async (ctx: Context) => {
+    const steps: Middleware[] = [opts.guard(def.role)];
+    // Routes without a body never read one.
+    if (def.body)
+      steps.push(
+        readBody({
+          kind: def.body.kind,
+          optional: def.body.optional,
+          uploadDir: def.body.kind === 'form' ? opts.uploadDir : undefined,
+        }),
+      );
+    router[def.method](def.path, ...steps, async (ctx: Context) => {
       let body: unknown = undefined;
-      const empty = !ctx.request.type && !Number(ctx.request.length ?? 0);
-      if (def.body?.optional && empty) body = def.body.schema.parse({});
+      if (def.body?.optional && isEmptyRequest(ctx)) body = def.body.schema.parse({});
       else if (def.body) {
-        const type = ctx.request.type;
-        const isJson = type === 'application/json' || type.endsWith('+json');
-        const isForm = type === 'multipart/form-data' || type === 'application/x-www-form-urlencoded';
-        if (def.body.kind === 'json' && !isJson)
-          throw badRequest(`expected a JSON body (Content-Type: application/json), got '${type || 'none'}'`);
-        if (def.body.kind === 'form' && !isForm && !isJson) {
-          throw badRequest(`expected a multipart/form-data body, got '${type || 'none'}'`);
-        }
         const reqBody = (ctx.request as { body?: unknown }).body;
         const raw = def.body.kind === 'form' ? normaliseForm(reqBody) : (reqBody ?? {});
         if (def.body.kind === 'json' && (raw === null || typeof raw !== 'object' || Array.isArray(raw))) {
@@ -112,12 +131,16 @@ const ERROR_TEXT: Record<number, string> = {
   409: 'A field is invalid, or the request conflicts with existing state',
 };
 
+/** A route's path as the OpenAPI document names it: `/api/v1/job/{jobId}`. */
+export const openApiPath = (def: Pick<RouteDef, 'path'>): string =>
+  API_PREFIX + def.path.replace(/:([A-Za-z]+)/g, '{$1}');
+
 export function openApiDocument(defs: RouteDef[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const schema = (s: z.ZodType, io: 'input' | 'output') =>
     z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' });
   for (const def of defs) {
-    const p = API_PREFIX + def.path.replace(/:([A-Za-z]+)/g, '{$1}');
+    const p = openApiPath(def);
     const params = [...def.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({
       name: m[1],
       in: 'path',

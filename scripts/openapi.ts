@@ -4,7 +4,6 @@
 import type { Client } from '@temporalio/client';
 import { allRoutes } from '../api/app';
 import { withSecurity } from '../api/auth/openapi';
-import { apiRoleFor } from '../api/auth/roles';
 import { openApiDocument } from '../api/routing';
 import { loadConfig } from '../lib/config';
 import type { Store } from '../lib/mongo';
@@ -13,4 +12,4 @@ import type { Store } from '../lib/mongo';
 const store = { col: () => ({}) } as unknown as Store;
 const config = loadConfig({ ...process.env, SECRET_KEY: process.env.SECRET_KEY ?? '0'.repeat(64) });
 const routes = allRoutes({ config, store, temporal: {} as Client });
-process.stdout.write(`${JSON.stringify(withSecurity(openApiDocument(routes), apiRoleFor), null, 2)}\n`);
+process.stdout.write(`${JSON.stringify(withSecurity(openApiDocument(routes), routes), null, 2)}\n`);

@@ -36,6 +36,7 @@ export const auditRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/audit',
+    role: 'admin',
     tag: 'audit',
     summary: "The audit trail (admin): identified callers' state-changing calls, refused ones included, newest first",
     query: [...LIST_QUERY.filter((q) => q.name !== 'search'), ...FILTERS],

@@ -1,13 +1,14 @@
 // Who is calling, and may they: one Authenticator per API process (API keys and OIDC tokens), and the
-// two places it is plugged in: a Koa middleware (every REST path and SSE stream, mounted before the body
-// is read, so no upload is stored for an unknown caller) and a Socket.IO middleware (every namespace).
+// two places it is plugged in: a Koa middleware that each route mounts first with the role it declares
+// (before its body is read, so no upload is stored for an unknown caller), and a Socket.IO middleware that
+// each namespace mounts with its own role.
 import type { Middleware } from 'koa';
 import type { ExtendedError, Socket } from 'socket.io';
 import type { Config } from '../../lib/config';
 import type { Store } from '../../lib/mongo';
 import { findKey } from './keys';
 import { createTokenVerifier, IssuerUnavailable, TokenError } from './oidc';
-import { hasRole, Role, type RoleFor } from './roles';
+import { hasRole, Role, type Need } from './roles';
 
 export interface Principal {
   /** `anonymous` (auth off), `key:<keyId>` or `oidc:<sub>`: what the audit trail records. */
@@ -102,16 +103,14 @@ export const authenticatorOf = (deps: AuthDeps): Authenticator =>
   (deps.auth ??= createAuthenticator(deps.config, deps.store));
 
 /**
- * Koa middleware: sets ctx.state.principal, or answers 401/403/503 with {message}. `roleFor` gets the
- * path with `prefix` taken off (the REST API passes /api/v1 and its table; the Livy app its own table).
- * Mount it before body parsing and inside the middleware that records the audit trail.
+ * Koa middleware of one route: sets ctx.state.principal, or answers 401/403/503 with {message}. Each route
+ * mounts it with the role it declares, ahead of its body parsing and handler, so the rule that is checked
+ * is always the one of the route that answers.
  */
-export function authenticate(deps: AuthDeps, roleFor: RoleFor, prefix = ''): Middleware {
+export function requireRole(deps: AuthDeps, need: Need): Middleware {
+  if (need === 'public') return (_ctx, next) => next();
   const auth = authenticatorOf(deps);
   return async (ctx, next) => {
-    const path = prefix && ctx.path.startsWith(prefix) ? ctx.path.slice(prefix.length) || '/' : ctx.path;
-    const need = roleFor(ctx.method, path);
-    if (need === 'public') return next();
     try {
       const who = await auth.identify({ authorization: ctx.get('Authorization'), apiKey: ctx.get('X-API-Key') });
       ctx.state.principal = who;
@@ -127,10 +126,16 @@ export function authenticate(deps: AuthDeps, roleFor: RoleFor, prefix = ''): Mid
   };
 }
 
-/** Socket.IO middleware of a namespace: credentials in `auth.token` (or `auth.apiKey`) or the headers. */
-export function socketAuth(deps: AuthDeps, need: Role = Role.viewer) {
+export type SocketGuard = (socket: Socket, next: (err?: ExtendedError) => void) => void;
+
+/**
+ * Socket.IO middlewares: `socketAuth(deps)(need)` guards one namespace with the role it declares.
+ * Credentials in `auth.token` (or `auth.apiKey`) or the headers.
+ */
+export function socketAuth(deps: AuthDeps): (need: Need) => SocketGuard {
   const auth = authenticatorOf(deps);
-  return (socket: Socket, next: (err?: ExtendedError) => void): void => {
+  return (need) => (socket, next) => {
+    if (need === 'public') return next();
     const given = (socket.handshake.auth ?? {}) as { token?: unknown; apiKey?: unknown };
     const headers = socket.handshake.headers;
     const creds: Credentials = {

@@ -1,29 +1,27 @@
 // The OpenAPI document's side of authentication: the two security schemes (API keys, OIDC bearer
-// tokens), and on each operation the schemes it accepts, the role it needs, and its 401/403 answers.
-import { API_PREFIX } from '../routing';
-import type { RoleFor } from './roles';
+// tokens), and on each operation the schemes it accepts, the role its route declares, and its 401/403
+// answers.
+import { openApiPath, type RouteDef } from '../routing';
 
 const ERROR = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
 
-/** Adds security to a document made by routing.ts's openApiDocument (in place; returns it). */
-export function withSecurity(doc: Record<string, unknown>, roleFor: RoleFor): Record<string, unknown> {
+/** Adds security to a document made by routing.ts's openApiDocument from `routes` (in place; returns it). */
+export function withSecurity(doc: Record<string, unknown>, routes: readonly RouteDef[]): Record<string, unknown> {
   const paths = doc.paths as Record<string, Record<string, Record<string, unknown>>>;
-  for (const [p, ops] of Object.entries(paths)) {
-    // `/api/v1/job/{jobId}` → `/job/jobId`: the role table looks at fixed segments only.
-    const path = p.slice(API_PREFIX.length).replace(/\{([^}]+)\}/g, '$1');
-    for (const [method, op] of Object.entries(ops)) {
-      const need = roleFor(method.toUpperCase(), path);
-      if (need === 'public') {
-        op.security = [];
-        continue;
-      }
-      op.security = [{ apiKey: [] }, { bearer: [] }];
-      op['x-required-role'] = need;
-      op.description = [op.description, `Needs the ${need} role (when AUTH_MODE=on).`].filter(Boolean).join(' ');
-      const responses = op.responses as Record<string, unknown>;
-      responses[401] = { description: 'No credentials, or an unknown, revoked or expired key or token', ...ERROR };
-      responses[403] = { description: `The caller's role is below ${need}`, ...ERROR };
+  for (const def of routes) {
+    const op = paths[openApiPath(def)]?.[def.method];
+    if (!op) continue;
+    const need = def.role;
+    if (need === 'public') {
+      op.security = [];
+      continue;
     }
+    op.security = [{ apiKey: [] }, { bearer: [] }];
+    op['x-required-role'] = need;
+    op.description = [op.description, `Needs the ${need} role (when AUTH_MODE=on).`].filter(Boolean).join(' ');
+    const responses = op.responses as Record<string, unknown>;
+    responses[401] = { description: 'No credentials, or an unknown, revoked or expired key or token', ...ERROR };
+    responses[403] = { description: `The caller's role is below ${need}`, ...ERROR };
   }
   const components = (doc.components ??= {}) as Record<string, unknown>;
   components.securitySchemes = {

@@ -33,6 +33,7 @@ export const authRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/auth/config',
+    role: 'public',
     tag: 'auth',
     summary: 'How to sign in: whether authentication is on, and the OIDC issuer and client id of the console',
     response: AuthConfig,
@@ -45,6 +46,7 @@ export const authRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/auth/whoami',
+    role: 'viewer',
     tag: 'auth',
     summary: 'The caller: its principal and role',
     response: WhoAmI,
@@ -56,6 +58,7 @@ export const authRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/auth/keys',
+    role: 'admin',
     tag: 'auth',
     summary: 'Create an API key (admin); the key is in this answer only',
     body: { kind: 'json', schema: NewApiKey },
@@ -66,6 +69,7 @@ export const authRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/auth/keys',
+    role: 'admin',
     tag: 'auth',
     summary: 'List API keys (admin), newest first; never their secrets',
     query: [...LIST_QUERY, { name: 'revoked', description: 'true: revoked keys too (default false)' }],
@@ -81,6 +85,7 @@ export const authRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/auth/keys/:keyId',
+    role: 'admin',
     tag: 'auth',
     summary: 'Get an API key (admin)',
     response: ApiKey,
@@ -90,6 +95,7 @@ export const authRoutes = (deps: ApiDeps) => [
   route({
     method: 'delete',
     path: '/auth/keys/:keyId',
+    role: 'admin',
     tag: 'auth',
     summary: 'Revoke an API key (admin): requests with it answer 401 from now on',
     response: ApiKey,

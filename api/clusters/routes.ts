@@ -12,6 +12,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/cluster',
+    role: 'admin',
     tag: 'clusters',
     summary: 'Create a cluster (4.21)',
     body: { kind: 'json', schema: ClusterCreate },
@@ -22,6 +23,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/cluster',
+    role: 'viewer',
     tag: 'clusters',
     summary: 'List clusters (4.22)',
     query: LIST_QUERY,
@@ -33,6 +35,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/cluster/names',
+    role: 'viewer',
     tag: 'clusters',
     summary: 'Names of all clusters',
     response: z.object({ names: z.array(z.string()) }),
@@ -41,6 +44,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/cluster/namespace',
+    role: 'admin',
     tag: 'clusters',
     summary: 'Create a namespace on a k8s cluster (clusterName, else the only k8s cluster)',
     body: { kind: 'json', schema: NamespaceCreate },
@@ -50,6 +54,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/cluster/:clusterId',
+    role: 'viewer',
     tag: 'clusters',
     summary: 'Get a cluster by id (4.23)',
     response: Cluster,
@@ -59,6 +64,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
   route({
     method: 'put',
     path: '/cluster/:clusterId',
+    role: 'admin',
     tag: 'clusters',
     summary: 'Update a cluster (4.24): the fields given replace the stored ones',
     body: { kind: 'json', schema: ClusterUpdate },
@@ -68,6 +74,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
   route({
     method: 'delete',
     path: '/cluster/:clusterId',
+    role: 'admin',
     tag: 'clusters',
     summary: 'Delete a cluster that no job, group or schedule uses',
     errors: [404, 409],

@@ -13,6 +13,7 @@ const lifecycleRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/group',
+    role: 'operator',
     tag: 'groups',
     summary: 'Create a group of interactive drivers (4.2)',
     body: { kind: 'form', schema: GroupCreateForm, files: GROUP_FILES },
@@ -23,6 +24,7 @@ const lifecycleRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/group',
+    role: 'viewer',
     tag: 'groups',
     summary: 'List groups (4.1)',
     query: [
@@ -44,6 +46,7 @@ const lifecycleRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/group/name/:groupName',
+    role: 'viewer',
     tag: 'groups',
     summary: 'Get a group by name (4.10)',
     response: Group,
@@ -53,6 +56,7 @@ const lifecycleRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/group/:groupId',
+    role: 'viewer',
     tag: 'groups',
     summary: 'Get a group by id (4.3)',
     response: Group,
@@ -62,6 +66,7 @@ const lifecycleRoutes = (deps: ApiDeps) => [
   route({
     method: 'put',
     path: '/group/:groupId',
+    role: 'operator',
     tag: 'groups',
     summary: 'Update a group (4.4); Spark settings restart the instances, one by one',
     body: { kind: 'form', schema: GroupUpdateForm, files: GROUP_FILES },
@@ -71,6 +76,7 @@ const lifecycleRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/group/:groupId/rescale/:scale',
+    role: 'operator',
     tag: 'groups',
     summary: 'Change the scale of a group (4.8); running executions are not interrupted',
     errors: [402, 404, 409],
@@ -79,6 +85,7 @@ const lifecycleRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/group/:groupId/stop',
+    role: 'operator',
     tag: 'groups',
     summary: 'Archive a group: its instances stop and it takes no more executions',
     errors: [404, 409],
@@ -87,6 +94,7 @@ const lifecycleRoutes = (deps: ApiDeps) => [
   route({
     method: 'delete',
     path: '/group/:groupId',
+    role: 'operator',
     tag: 'groups',
     summary: 'Delete a group: archive it (stopping its instances), then remove its records',
     errors: [404, 409],
@@ -106,6 +114,7 @@ const runRoutes = (deps: ApiDeps) =>
     route({
       method: 'post',
       path: `/group/:groupId/${action}`,
+      role: 'operator',
       tag: 'groups',
       summary,
       errors: [404, 409],
@@ -118,6 +127,7 @@ const executionRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/group/:groupId/job/execute',
+    role: 'operator',
     tag: 'groups',
     summary: 'Execute a job class (or code) in a group and wait for its result (4.5)',
     body: { kind: 'json', schema: ExecuteBody },
@@ -128,6 +138,7 @@ const executionRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/group/:groupId/job/submit',
+    role: 'operator',
     tag: 'groups',
     summary: 'Submit a job class (or code) to a group without waiting (4.7); the result comes on the result stream',
     body: { kind: 'json', schema: ExecuteBody },
@@ -138,6 +149,7 @@ const executionRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/group/:groupId/job/result',
+    role: 'viewer',
     tag: 'groups',
     summary: 'List job instance results of a group (4.6)',
     query: LIST_QUERY,

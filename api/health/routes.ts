@@ -6,6 +6,7 @@ export const healthRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/health',
+    role: 'public',
     tag: 'health',
     summary: 'Reachability of Temporal and MongoDB',
     response: Health,

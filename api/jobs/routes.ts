@@ -11,6 +11,7 @@ export const jobRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/job/submit',
+    role: 'operator',
     tag: 'jobs',
     summary: 'Submit a single job (4.19)',
     body: { kind: 'form', schema: JobSubmitForm, files: ['jars', 'files', 'pyFiles'] },
@@ -21,6 +22,7 @@ export const jobRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/job',
+    role: 'viewer',
     tag: 'jobs',
     summary: 'List jobs (4.16)',
     query: [
@@ -37,6 +39,7 @@ export const jobRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/job/:jobId',
+    role: 'viewer',
     tag: 'jobs',
     summary: 'Get a job by id (4.17)',
     response: Job,
@@ -46,6 +49,7 @@ export const jobRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/job/:jobId/logs',
+    role: 'viewer',
     tag: 'jobs',
     summary: 'Logs of all resources of a job (4.18)',
     query: [
@@ -62,6 +66,7 @@ export const jobRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/job/:jobId/cancel',
+    role: 'operator',
     tag: 'jobs',
     summary: 'Cancel a job: its driver is removed and the job ends CANCELED',
     errors: [404, 409],
@@ -70,6 +75,7 @@ export const jobRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/job/:jobId/stop',
+    role: 'operator',
     tag: 'jobs',
     summary: 'Stop a job: its driver is removed and the job ends FINISHED',
     errors: [404, 409],
@@ -78,6 +84,7 @@ export const jobRoutes = (deps: ApiDeps) => [
   route({
     method: 'delete',
     path: '/job/:jobId',
+    role: 'operator',
     tag: 'jobs',
     summary: 'Delete a finished, failed or cancelled job with its driver files',
     errors: [404, 409],

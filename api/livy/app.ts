@@ -1,15 +1,20 @@
 // The Livy-compatible REST API (Apache Livy 0.8's paths and shapes) as a Koa app of its own, served on
 // LIVY_PORT by server.ts: batches are single jobs, sessions CODE groups of scale 1, statements executions.
-// Middlewares in `before` (authentication) run ahead of every route. Errors are {message} (and Livy's
-// {msg}): 400 for a malformed request, 404 for an unknown id, 409 for a state that refuses the call.
+// Each route declares its role (livyRoutes) and checks it on the route that matched, before its body is
+// read; paths match only as written. Middlewares in `before` (the audit trail) run ahead of every route.
+// Errors are {message} (and Livy's {msg}): 400 for a malformed request, 404 for an unknown id, 409 for a
+// state that refuses the call.
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
-import { HttpMethodEnum, koaBody } from 'koa-body';
 import http from 'node:http';
 import { z } from 'zod';
 import { logger } from '../../lib/log';
+import { requireRole } from '../auth/authenticate';
+import type { Need } from '../auth/roles';
+import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
 import { badRequest, toHttp, zodMessage } from '../errors';
+import { EXACT_PATHS } from '../routing';
 import { hostOriginGuard } from '../security/host-origin';
 import { batchLog, batchStateOf, createBatch, deleteBatch, getBatch, listBatches } from './batches';
 import { BatchCreate, SessionCreate, StatementCreate } from './schemas';
@@ -32,8 +37,19 @@ const log = logger('livy');
 export const LIVY_VERSION = '0.8.0-incubating';
 
 export interface LivyAppOptions {
-  /** Run before every route, in order (e.g. authentication). */
+  /** Run before every route, in order (e.g. the audit trail). */
   before?: Middleware[];
+}
+
+/** One route of the Livy API: its role is checked before its body (JSON, when `body`) is read. */
+export interface LivyRoute {
+  method: 'get' | 'post' | 'delete';
+  path: string;
+  /** Who may call it (with AUTH_MODE=on): reads need viewer, everything else operator, as on /api/v1. */
+  role: Need;
+  /** The route reads a JSON body. */
+  body?: boolean;
+  handler: (ctx: Koa.Context) => Promise<void>;
 }
 
 type Query = Record<string, string | string[] | undefined>;
@@ -63,70 +79,167 @@ function bodyOf<S extends z.ZodType>(ctx: Koa.Context, schema: S): z.infer<S> {
   return parsed.data;
 }
 
-function routes(deps: ApiDeps): Router {
-  const r = new Router({ methods: [...http.METHODS] });
-  const created = (ctx: Koa.Context, location: string, body: unknown) => {
-    ctx.status = 201;
-    ctx.set('Location', location);
-    ctx.body = body;
-  };
+const created = (ctx: Koa.Context, location: string, body: unknown) => {
+  ctx.status = 201;
+  ctx.set('Location', location);
+  ctx.body = body;
+};
 
-  r.get('/version', (ctx) => {
-    ctx.body = { version: LIVY_VERSION, user: null, revision: null, branch: null, date: null, url: null };
-  });
+export function livyRoutes(deps: ApiDeps): LivyRoute[] {
+  return [
+    {
+      method: 'get',
+      path: '/version',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = { version: LIVY_VERSION, user: null, revision: null, branch: null, date: null, url: null };
+      },
+    },
+    {
+      method: 'get',
+      path: '/sessions',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await listSessions(deps, ...paging(ctx.query));
+      },
+    },
+    {
+      method: 'post',
+      path: '/sessions',
+      role: 'operator',
+      body: true,
+      handler: async (ctx) => {
+        const s = await createSession(deps, bodyOf(ctx, SessionCreate));
+        created(ctx, `/sessions/${s.id}`, s);
+      },
+    },
+    {
+      method: 'get',
+      path: '/sessions/:id',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await getSession(deps, ctx.params.id);
+      },
+    },
+    {
+      method: 'delete',
+      path: '/sessions/:id',
+      role: 'operator',
+      handler: async (ctx) => {
+        ctx.body = await deleteSession(deps, ctx.params.id);
+      },
+    },
+    {
+      method: 'get',
+      path: '/sessions/:id/state',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await sessionStateOf(deps, ctx.params.id);
+      },
+    },
+    {
+      method: 'get',
+      path: '/sessions/:id/log',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await sessionLog(deps, ctx.params.id, intQuery(ctx.query, 'from'), intQuery(ctx.query, 'size'));
+      },
+    },
+    {
+      method: 'get',
+      path: '/sessions/:id/statements',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await listStatements(deps, ctx.params.id);
+      },
+    },
+    {
+      method: 'post',
+      path: '/sessions/:id/statements',
+      role: 'operator',
+      body: true,
+      handler: async (ctx) => {
+        const st = await runStatement(deps, ctx.params.id, bodyOf(ctx, StatementCreate));
+        created(ctx, `/sessions/${ctx.params.id}/statements/${st.id}`, st);
+      },
+    },
+    {
+      method: 'get',
+      path: '/sessions/:id/statements/:statementId',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await getStatement(deps, ctx.params.id, ctx.params.statementId);
+      },
+    },
+    {
+      method: 'post',
+      path: '/sessions/:id/statements/:statementId/cancel',
+      role: 'operator',
+      handler: async (ctx) => {
+        ctx.body = await cancelStatement(deps, ctx.params.id, ctx.params.statementId);
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await listBatches(deps, ...paging(ctx.query));
+      },
+    },
+    {
+      method: 'post',
+      path: '/batches',
+      role: 'operator',
+      body: true,
+      handler: async (ctx) => {
+        const b = await createBatch(deps, bodyOf(ctx, BatchCreate));
+        created(ctx, `/batches/${b.id}`, b);
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/:id',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await getBatch(deps, ctx.params.id);
+      },
+    },
+    {
+      method: 'delete',
+      path: '/batches/:id',
+      role: 'operator',
+      handler: async (ctx) => {
+        ctx.body = await deleteBatch(deps, ctx.params.id);
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/:id/state',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await batchStateOf(deps, ctx.params.id);
+      },
+    },
+    {
+      method: 'get',
+      path: '/batches/:id/log',
+      role: 'viewer',
+      handler: async (ctx) => {
+        ctx.body = await batchLog(deps, ctx.params.id, intQuery(ctx.query, 'from'), intQuery(ctx.query, 'size'));
+      },
+    },
+  ];
+}
 
-  r.get('/sessions', async (ctx) => {
-    ctx.body = await listSessions(deps, ...paging(ctx.query));
-  });
-  r.post('/sessions', async (ctx) => {
-    const s = await createSession(deps, bodyOf(ctx, SessionCreate));
-    created(ctx, `/sessions/${s.id}`, s);
-  });
-  r.get('/sessions/:id', async (ctx) => {
-    ctx.body = await getSession(deps, ctx.params.id);
-  });
-  r.delete('/sessions/:id', async (ctx) => {
-    ctx.body = await deleteSession(deps, ctx.params.id);
-  });
-  r.get('/sessions/:id/state', async (ctx) => {
-    ctx.body = await sessionStateOf(deps, ctx.params.id);
-  });
-  r.get('/sessions/:id/log', async (ctx) => {
-    ctx.body = await sessionLog(deps, ctx.params.id, intQuery(ctx.query, 'from'), intQuery(ctx.query, 'size'));
-  });
-  r.get('/sessions/:id/statements', async (ctx) => {
-    ctx.body = await listStatements(deps, ctx.params.id);
-  });
-  r.post('/sessions/:id/statements', async (ctx) => {
-    const st = await runStatement(deps, ctx.params.id, bodyOf(ctx, StatementCreate));
-    created(ctx, `/sessions/${ctx.params.id}/statements/${st.id}`, st);
-  });
-  r.get('/sessions/:id/statements/:statementId', async (ctx) => {
-    ctx.body = await getStatement(deps, ctx.params.id, ctx.params.statementId);
-  });
-  r.post('/sessions/:id/statements/:statementId/cancel', async (ctx) => {
-    ctx.body = await cancelStatement(deps, ctx.params.id, ctx.params.statementId);
-  });
-
-  r.get('/batches', async (ctx) => {
-    ctx.body = await listBatches(deps, ...paging(ctx.query));
-  });
-  r.post('/batches', async (ctx) => {
-    const b = await createBatch(deps, bodyOf(ctx, BatchCreate));
-    created(ctx, `/batches/${b.id}`, b);
-  });
-  r.get('/batches/:id', async (ctx) => {
-    ctx.body = await getBatch(deps, ctx.params.id);
-  });
-  r.delete('/batches/:id', async (ctx) => {
-    ctx.body = await deleteBatch(deps, ctx.params.id);
-  });
-  r.get('/batches/:id/state', async (ctx) => {
-    ctx.body = await batchStateOf(deps, ctx.params.id);
-  });
-  r.get('/batches/:id/log', async (ctx) => {
-    ctx.body = await batchLog(deps, ctx.params.id, intQuery(ctx.query, 'from'), intQuery(ctx.query, 'size'));
-  });
+function router(deps: ApiDeps): Router {
+  const r = new Router({ ...EXACT_PATHS, methods: [...http.METHODS] });
+  for (const def of livyRoutes(deps)) {
+    const steps: Middleware[] = [requireRole(deps, def.role)];
+    // Livy's JSON bodies; a body-less request reads as {} (bodyOf).
+    if (def.body) steps.push(readBody({ kind: 'json', optional: true }));
+    r[def.method](def.path, ...steps, (ctx) => def.handler(ctx));
+  }
   return r;
 }
 
@@ -138,7 +251,9 @@ export function createLivyApp(deps: ApiDeps, opts: LivyAppOptions = {}): Koa {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
-        ctx.body = { message: `no such path: ${ctx.method} ${ctx.path}` };
+        ctx.body = {
+          message: `no such path: ${ctx.method} ${ctx.path} (paths are case-sensitive, with no trailing slash)`,
+        };
       } else if (ctx.status === 405 && ctx.body === undefined) {
         ctx.status = 405;
         ctx.body = { message: `${ctx.method} is not a method of ${ctx.path}; it takes ${ctx.response.get('Allow')}` };
@@ -156,21 +271,9 @@ export function createLivyApp(deps: ApiDeps, opts: LivyAppOptions = {}): Koa {
   });
   app.use(hostOriginGuard(deps.config, deps.config.LIVY_HOST));
   for (const m of opts.before ?? []) app.use(m);
-  app.use(
-    koaBody({
-      json: true,
-      multipart: false,
-      urlencoded: false,
-      jsonLimit: '5mb',
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-      onError: (err) => {
-        throw Object.assign(new Error(`cannot parse the request body: ${err.message}`), { status: 400 });
-      },
-    }),
-  );
-  const router = routes(deps);
-  app.use(router.routes());
-  app.use(router.allowedMethods({ throw: false }));
+  const routes = router(deps);
+  app.use(routes.routes());
+  app.use(routes.allowedMethods({ throw: false }));
   app.on('error', (err: Error & { code?: string }) => {
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
     log.error('server error', { err });

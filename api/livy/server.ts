@@ -4,8 +4,6 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { auditTrail } from '../audit/trail';
-import { authenticate } from '../auth/authenticate';
-import { readWriteRoles } from '../auth/roles';
 import { checkAuthSetup } from '../auth/startup';
 import type { ApiDeps } from '../deps';
 import { createLivyApp, type LivyAppOptions } from './app';
@@ -23,12 +21,10 @@ export async function startLivy(
 ): Promise<RunningLivy> {
   const host = opts.host ?? deps.config.LIVY_HOST;
   // The main API's rules: a public address needs authentication (AUTH_MODE=on), and then every call
-  // needs a key or token, viewer for reads and operator for the rest; state changes go to the audit trail.
+  // needs a key or token with the role its route declares (api/livy/app.ts); state changes go to the
+  // audit trail.
   await checkAuthSetup(deps.config, deps.store, host);
-  const before = opts.before ?? [
-    auditTrail(deps.store, { maxPerMinute: deps.config.AUDIT_MAX_PER_MINUTE }),
-    authenticate(deps, readWriteRoles),
-  ];
+  const before = opts.before ?? [auditTrail(deps.store, { maxPerMinute: deps.config.AUDIT_MAX_PER_MINUTE })];
   const server = http.createServer(createLivyApp(deps, { ...opts, before }).callback());
   server.listen(opts.port ?? deps.config.LIVY_PORT, host);
   await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);

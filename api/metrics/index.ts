@@ -1,12 +1,15 @@
 // GET /metrics of the API process (Prometheus text format), outside /api/v1 as scrapers expect it.
 import type { Context, Next } from 'koa';
 import type { Store } from '../../lib/mongo';
+import type { Need } from '../auth/roles';
 import type { Feeds } from '../streams/feed';
 import { attachCollectors } from './collectors';
 import { httpMetrics } from './http';
 import { createApiMetrics, type ApiMetrics } from './registry';
 
 export const METRICS_PATH = '/metrics';
+/** Who may scrape (with AUTH_MODE=on): the counts name no secret, but they are the service's, not public. */
+export const METRICS_ROLE: Need = 'viewer';
 
 export interface MetricsEndpoint {
   metrics: ApiMetrics;

@@ -19,6 +19,7 @@ const stateAction = (deps: ApiDeps, action: ScheduleAction, summary: string, pat
   route({
     method: 'post',
     path: `/schedule/:scheduleId/${pathAction}`,
+    role: 'operator',
     tag: 'schedules',
     summary,
     errors: [404, 409],
@@ -29,6 +30,7 @@ export const scheduleRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/schedule',
+    role: 'operator',
     tag: 'schedules',
     summary: 'Create a schedule (4.12): a Temporal Schedule whose runs are single jobs',
     body: { kind: 'form', schema: ScheduleCreateForm, files: SCHEDULE_FILES },
@@ -39,6 +41,7 @@ export const scheduleRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/schedule',
+    role: 'viewer',
     tag: 'schedules',
     summary: 'List schedules (4.11)',
     query: [
@@ -60,6 +63,7 @@ export const scheduleRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/schedule/name/:scheduleName',
+    role: 'viewer',
     tag: 'schedules',
     summary: 'Get a schedule by name (4.15); jobs: its 20 newest',
     response: Schedule,
@@ -69,6 +73,7 @@ export const scheduleRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/schedule/:scheduleId',
+    role: 'viewer',
     tag: 'schedules',
     summary: 'Get a schedule by id (4.13); jobs: its 20 newest; nextRunTimes: its next runs while ENABLED',
     response: ScheduleDetail,
@@ -78,6 +83,7 @@ export const scheduleRoutes = (deps: ApiDeps) => [
   route({
     method: 'put',
     path: '/schedule/:scheduleId',
+    role: 'operator',
     tag: 'schedules',
     summary: 'Update a schedule (4.14); changes apply from the next run',
     body: { kind: 'form', schema: ScheduleUpdateForm, files: SCHEDULE_FILES },
@@ -92,6 +98,7 @@ export const scheduleRoutes = (deps: ApiDeps) => [
   route({
     method: 'delete',
     path: '/schedule/:scheduleId',
+    role: 'operator',
     tag: 'schedules',
     summary: 'Delete a schedule; the jobs it created stay',
     errors: [404, 409],

@@ -4,6 +4,7 @@ import type { Document } from 'mongodb';
 import { parseTags } from '../../domain/delimited';
 import { SQL_ENGINES } from '../../domain/sql';
 import { arrayParam, enumArrayParam } from '../list';
+import type { Need } from '../auth/roles';
 import { toJob, toResult, toSqlHistory } from '../resources';
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -46,10 +47,12 @@ const SQL_HISTORY_FILTER_QUERY = [
   { name: 'engines', description: 'SPARK_SQL, TRINO', array: true },
 ];
 
+/** Each stream declares the role it needs once; its SSE route and its Socket.IO namespace both check it. */
 export const STREAMS = [
   {
     path: '/job/updates',
     namespace: '/jobs',
+    role: 'viewer' as Need,
     event: 'job',
     feed: 'jobs',
     render: toJob,
@@ -60,6 +63,7 @@ export const STREAMS = [
   {
     path: '/group/job/result/updates',
     namespace: '/group-job-results',
+    role: 'viewer' as Need,
     event: 'jobInstanceResult',
     feed: 'results',
     render: toResult,
@@ -70,6 +74,7 @@ export const STREAMS = [
   {
     path: '/sql/history/updates',
     namespace: '/sql-history',
+    role: 'viewer' as Need,
     event: 'sqlStatement',
     feed: 'sqlHistory',
     render: toSqlHistory,

@@ -10,6 +10,7 @@ export const streamRoutes = (feeds: Feeds) =>
     route({
       method: 'get',
       path: s.path,
+      role: s.role,
       tag: 'streams',
       summary: `${s.what}, as Server-Sent Events (also Socket.IO namespace ${s.namespace}, event '${s.event}')`,
       query: [...s.query],

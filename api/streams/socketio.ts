@@ -1,27 +1,30 @@
 // Socket.IO namespaces over the same change feeds as the SSE endpoints.
 import type http from 'node:http';
 import { Server as SocketServer, type ExtendedError, type ServerOptions, type Socket } from 'socket.io';
+import type { Need } from '../auth/roles';
 import { STREAMS, type Predicate, type Query } from './catalog';
 import type { Feeds } from './feed';
 import { dropSocket, socketBacklog } from './limits';
 
 type Guard = (socket: Socket, next: (err?: ExtendedError) => void) => void;
+/** The role check of one namespace, given the role the stream declares (api/auth socketAuth). */
+type GuardFor = (need: Need) => Guard;
 
 /**
  * Socket.IO namespaces over the same feeds; filters come from the handshake query. `guard` (authentication,
- * api/auth/) runs on every connection to every namespace before it joins. `access` (api/security/): the
- * handshake's Host and Origin check and the CORS origins; none given, no CORS at all.
+ * api/auth/) runs on every connection to a namespace, with that stream's role, before it joins. `access`
+ * (api/security/): the handshake's Host and Origin check and the CORS origins; none given, no CORS at all.
  */
 export function attachSocketIo(
   server: http.Server,
   feeds: Feeds,
-  guard?: Guard,
+  guard?: GuardFor,
   access: Pick<ServerOptions, 'allowRequest' | 'cors'> = {},
 ): SocketServer {
   const io = new SocketServer(server, { ...access, serveClient: false });
   for (const s of STREAMS) {
     const nsp = io.of(s.namespace);
-    if (guard) nsp.use(guard);
+    if (guard) nsp.use(guard(s.role));
     nsp.on('connection', (socket) => {
       let match: Predicate;
       try {

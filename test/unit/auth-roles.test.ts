@@ -1,12 +1,16 @@
-// The role table over every route of the API, role claims of tokens, loopback addresses and the audit
-// trail's resource ids: pure functions, no servers.
+// The roles every route declares, role claims of tokens, loopback addresses and the audit trail's resource
+// ids: pure functions, no servers. (That the declared role is what each spelling of a path gets is proven
+// against the real API in test/integration/security-authz.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { allRoutes } from '../../api/app';
 import { resourceIdOf } from '../../api/audit/trail';
 import type { ApiDeps } from '../../api/deps';
+import { livyRoutes } from '../../api/livy/app';
+import { METRICS_ROLE } from '../../api/metrics';
 import { parseRoleMap, roleFromClaims } from '../../api/auth/oidc';
-import { apiRoleFor, hasRole } from '../../api/auth/roles';
+import { hasRole, NEEDS } from '../../api/auth/roles';
 import { isLoopback } from '../../api/auth/startup';
+import { STREAMS } from '../../api/streams/catalog';
 import { loadConfig } from '../../lib/config';
 
 const deps = {
@@ -16,25 +20,26 @@ const deps = {
   feeds: { jobs: {}, results: {}, sqlHistory: {} },
 } as unknown as ApiDeps;
 
-describe('the role table', () => {
-  const table = allRoutes(deps).map((r) => {
-    const path = r.path.replace(/:([A-Za-z]+)/g, 'x$1');
-    return [`${r.method.toUpperCase()} ${r.path}`, apiRoleFor(r.method.toUpperCase(), path)] as const;
-  });
+describe('the roles routes declare', () => {
+  const routes = allRoutes(deps);
+  const table = routes.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r.role] as const);
   const need = Object.fromEntries(table);
+
+  it('gives every route one role, and each method + path once', () => {
+    for (const [k, n] of table) expect(NEEDS, k).toContain(n);
+    expect(new Set(table.map(([k]) => k)).size).toBe(table.length);
+  });
 
   it('leaves only the health check and the sign-in settings open; every other route needs a role', () => {
     expect(table.filter(([, n]) => n === 'public').map(([k]) => k)).toEqual(['GET /health', 'GET /auth/config']);
-    expect(apiRoleFor('POST', '/auth/config')).toBe('operator');
-    expect(apiRoleFor('GET', '/openapi.json')).toBe('public');
-    expect(apiRoleFor('GET', '/metrics')).toBe('viewer');
-    expect(apiRoleFor('POST', '/health')).toBe('operator');
+    expect(METRICS_ROLE).toBe('viewer');
   });
 
   it('gives reads and streams to viewers', () => {
     for (const [k, n] of table)
       if (k.startsWith('GET ') && !/auth\/keys|auth\/config|audit|health/.test(k)) expect(n, k).toBe('viewer');
     expect(need['GET /job/updates']).toBe('viewer');
+    for (const s of STREAMS) expect(s.role, s.namespace).toBe('viewer');
   });
 
   it('gives submit, execute, SQL, schedules and job control to operators', () => {
@@ -50,16 +55,24 @@ describe('the role table', () => {
       'POST /sql/engine/:clusterId',
     ])
       expect(need[k], k).toBe('operator');
+    for (const [k, n] of table)
+      if (!k.startsWith('GET ') && !/ \/(cluster|auth\/keys)/.test(k)) expect(n, k).toBe('operator');
   });
 
   it('gives clusters, keys and the audit trail to admins', () => {
     for (const [k, n] of table)
       if (/ \/(cluster|auth\/keys|audit)/.test(k) && !k.startsWith('GET /cluster')) expect(n, k).toBe('admin');
     expect(need['GET /auth/keys']).toBe('admin');
+    expect(need['GET /auth/keys/:keyId']).toBe('admin');
+    expect(need['POST /auth/keys']).toBe('admin');
     expect(need['GET /audit']).toBe('admin');
     expect(need['GET /cluster']).toBe('viewer');
-    expect(apiRoleFor('PUT', '/cluster/')).toBe('admin');
-    expect(apiRoleFor('POST', '/clusters')).toBe('operator');
+    expect(need['PUT /cluster/:clusterId']).toBe('admin');
+  });
+
+  it("gives the Livy API's reads to viewers and the rest to operators", () => {
+    for (const r of livyRoutes(deps))
+      expect(r.role, `${r.method} ${r.path}`).toBe(r.method === 'get' ? 'viewer' : 'operator');
   });
 
   it('orders roles', () => {

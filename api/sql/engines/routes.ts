@@ -9,6 +9,7 @@ export const sqlEngineRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/sql/engine/:clusterId',
+    role: 'operator',
     tag: 'sql',
     summary:
       'Create (start) the SQL engine of a type on a cluster (4.25); waits until it runs unless async; force replaces a starting one',
@@ -20,6 +21,7 @@ export const sqlEngineRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/sql/engine/:clusterId',
+    role: 'viewer',
     tag: 'sql',
     summary: 'List the SQL engines of a cluster (state RUNNING, STARTING or FAILED)',
     response: z.array(SqlEngineInfo),
@@ -29,6 +31,7 @@ export const sqlEngineRoutes = (deps: ApiDeps) => [
   route({
     method: 'delete',
     path: '/sql/engine/:sqlEngineId',
+    role: 'operator',
     tag: 'sql',
     summary: 'Shut an SQL engine down; returns once it is stopped',
     errors: [404, 409],

@@ -23,6 +23,7 @@ export const sqlExecuteRoutes = (deps: ApiDeps & { sql: SqlRuntime }) => [
   route({
     method: 'post',
     path: '/sql/execute',
+    role: 'operator',
     tag: 'sql',
     summary:
       "Execute an SQL statement (4.26) on the cluster's engine (started when none runs); a failing statement answers 200 with info.state ERROR",

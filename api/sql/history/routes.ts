@@ -9,6 +9,7 @@ export const sqlHistoryRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/sql/history',
+    role: 'viewer',
     tag: 'sql',
     summary: 'List the query history: one record per statement run, newest first',
     query: [

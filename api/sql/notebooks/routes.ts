@@ -9,6 +9,7 @@ export const sqlNotebookRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/sql/notebooks',
+    role: 'viewer',
     tag: 'sql',
     summary: 'List SQL notebooks (4.30)',
     query: LIST_QUERY,
@@ -19,6 +20,7 @@ export const sqlNotebookRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/sql/notebooks',
+    role: 'operator',
     tag: 'sql',
     summary: 'Create an SQL notebook (4.31); cell ids must be unique within it',
     body: { kind: 'json', schema: SqlNotebookData },
@@ -29,6 +31,7 @@ export const sqlNotebookRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/sql/notebooks/:sqlNotebookId',
+    role: 'viewer',
     tag: 'sql',
     summary: 'Get an SQL notebook',
     response: SqlNotebook,
@@ -38,6 +41,7 @@ export const sqlNotebookRoutes = (deps: ApiDeps) => [
   route({
     method: 'put',
     path: '/sql/notebooks/:sqlNotebookId',
+    role: 'operator',
     tag: 'sql',
     summary: 'Update an SQL notebook (4.32): the body replaces its name and cells',
     body: { kind: 'json', schema: SqlNotebookData },
@@ -47,6 +51,7 @@ export const sqlNotebookRoutes = (deps: ApiDeps) => [
   route({
     method: 'delete',
     path: '/sql/notebooks/:sqlNotebookId',
+    role: 'operator',
     tag: 'sql',
     summary: 'Delete an SQL notebook',
     errors: [404],

@@ -15,6 +15,7 @@ export const sqlStatementRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/sql/statement',
+    role: 'viewer',
     tag: 'sql',
     summary: 'List saved SQL statements (4.27)',
     query: LIST_QUERY,
@@ -25,6 +26,7 @@ export const sqlStatementRoutes = (deps: ApiDeps) => [
   route({
     method: 'post',
     path: '/sql/statement',
+    role: 'operator',
     tag: 'sql',
     summary: 'Save an SQL statement (4.28); names need not be unique',
     body: { kind: 'json', schema: SqlSavedData },
@@ -35,6 +37,7 @@ export const sqlStatementRoutes = (deps: ApiDeps) => [
   route({
     method: 'get',
     path: '/sql/statement/:sqlSavedId',
+    role: 'viewer',
     tag: 'sql',
     summary: 'Get a saved SQL statement',
     response: SqlSaved,
@@ -44,6 +47,7 @@ export const sqlStatementRoutes = (deps: ApiDeps) => [
   route({
     method: 'put',
     path: '/sql/statement/:sqlSavedId',
+    role: 'operator',
     tag: 'sql',
     summary: 'Update a saved SQL statement (4.29): the body replaces the stored statement',
     body: { kind: 'json', schema: SqlSavedData },
@@ -53,6 +57,7 @@ export const sqlStatementRoutes = (deps: ApiDeps) => [
   route({
     method: 'delete',
     path: '/sql/statement/:sqlSavedId',
+    role: 'operator',
     tag: 'sql',
     summary: 'Delete a saved SQL statement',
     errors: [404],
