@@ -1,6 +1,8 @@
-// The Livy-compatible API behind the main API's authentication: keys and roles as on /api/v1, state
-// changes in the audit trail, and no start on a public address without authentication.
+// The Livy-compatible API behind the main API's authentication: keys, and the role each route declares
+// (livyRoutes), checked on the route that matched; paths matched as written; state changes in the audit
+// trail, and no start on a public address without authentication.
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLivy, type RunningLivy } from '../../api/livy/server';
 import { Collections } from '../../lib/mongo';
@@ -37,6 +39,29 @@ const livyCall = (method: string, p: string, headers: Record<string, string> = {
     body: body ? JSON.stringify(body) : undefined,
   });
 
+/** A POST with the path sent as written (fetch would resolve dot segments first). */
+const rawPost = (p: string, key: string) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const u = new URL(livy.url);
+    const body = JSON.stringify({ kind: 'pyspark' });
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        method: 'POST',
+        path: p,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+
 describe('the Livy API with authentication on', () => {
   it('answers 401 without credentials, with a message', async () => {
     for (const p of ['/sessions', '/batches']) {
@@ -61,6 +86,17 @@ describe('the Livy API with authentication on', () => {
     expect(records.map((r) => r.status).sort()).toEqual([400]);
     const refused = await h.store.col(Collections.audit).find({ path: '/sessions', status: 403 }).toArray();
     expect(refused).toHaveLength(1);
+  });
+
+  it('matches paths as written: a viewer gets no write through another spelling, an operator no route', async () => {
+    for (const p of ['/Sessions', '/SESSIONS', '/sessions/', '//sessions', '/%73essions', '/x/../sessions']) {
+      for (const key of [viewer, operator]) {
+        const r = await rawPost(p, key);
+        expect(r.status, p).toBe(404);
+        expect(r.body, p).toMatch(/no such path/);
+      }
+    }
+    expect(await h.store.col(Collections.livy).countDocuments()).toBe(0);
   });
 
   it('refuses to start on a public address without authentication', async () => {
