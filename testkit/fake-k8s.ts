@@ -445,6 +445,12 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
       try {
         child = startPod(pod as never, { ...how, secrets: secrets as never }).child;
       } catch (e) {
+        // As a kubelet does: a secret the pod refers to that does not exist yet is waited for.
+        if (/refers to secret/.test((e as Error).message)) {
+          applyPhase(pod, 'Pending', { reason: 'CreateContainerConfigError', message: (e as Error).message });
+          runLocally(key, pod);
+          return;
+        }
         applyPhase(pod, 'Failed', { exitCode: 128, reason: 'StartError', message: (e as Error).message });
         return;
       }

@@ -82,17 +82,20 @@ afterAll(async () => {
 });
 
 const admin = (method: string, p: string, body?: unknown) => kubeRequest(cp, cp.adminToken, method, p, body);
-const list = async (kind: string, jobId: string) => {
-  const group = kind === 'networkpolicies' ? '/apis/networking.k8s.io/v1' : '/api/v1';
-  const r = await admin(
-    'GET',
-    `${group}/namespaces/${NS}/${kind}?labelSelector=spark-orchestrator.io/job-id%3D${jobId}`,
-  );
-  expect(r.status).toBe(200);
-  return r.body.items as { metadata: { name: string; ownerReferences?: { kind: string; name: string }[] } }[];
+type Owned = {
+  metadata: { name: string; uid: string; ownerReferences?: { kind: string; name: string; uid: string }[] };
 };
+/** Objects of a kind labelled with the job (or `label=value`). */
+const list = async (kind: string, jobId: string): Promise<Owned[]> => {
+  const group = kind === 'networkpolicies' ? '/apis/networking.k8s.io/v1' : '/api/v1';
+  const selector = jobId.includes('=') ? jobId : `spark-orchestrator.io/job-id=${jobId}`;
+  const r = await admin('GET', `${group}/namespaces/${NS}/${kind}?labelSelector=${encodeURIComponent(selector)}`);
+  expect(r.status).toBe(200);
+  return r.body.items as Owned[];
+};
+const DEPENDENTS = ['services', 'secrets', 'configmaps', 'networkpolicies'];
 const leftOf = async (jobId: string) => {
-  const kinds = ['pods', 'services', 'secrets', 'configmaps', 'networkpolicies'];
+  const kinds = ['pods', ...DEPENDENTS];
   const all = await Promise.all(kinds.map(async (k) => (await list(k, jobId)).map((o) => `${k}/${o.metadata.name}`)));
   return all.flat();
 };
@@ -182,6 +185,47 @@ describe.skipIf(!ready)('the k8s adapter against a real API server with the char
     expect(logs.body[0].log).toEqual([]);
     expect((await call(h, 'POST', `/job/${id}/stop`)).status).toBe(200);
     await eventually(async () => ((await leftOf(id)).length === 0 ? true : undefined), 30_000);
+  });
+
+  it("a driver's objects are owned by its pod: deleting the pod by hand, the garbage collector takes them", async () => {
+    const id = await submit('owned');
+    await jobWhen(id, (j) => j.state === 'BUSY' || j.state === 'RUNNING');
+    const [pod] = await list('pods', id);
+    const dependents = (await Promise.all(DEPENDENTS.map((k) => list(k, id)))).flat();
+    // Service, secret and NetworkPolicy (no config map for a Spark driver).
+    expect(dependents).toHaveLength(3);
+    for (const d of dependents)
+      expect(d.metadata.ownerReferences).toEqual([
+        expect.objectContaining({ kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid }),
+      ]);
+    // Someone else deletes the pod (kubectl, an eviction): its objects go with it.
+    expect((await admin('DELETE', `/api/v1/namespaces/${NS}/pods/${pod.metadata.name}`)).status).toBe(200);
+    await eventually(async () => ((await leftOf(id)).length === 0 ? true : undefined), 60_000);
+    // The job learns its driver is gone.
+    expect((await jobWhen(id, (j) => j.state === 'FAILED')).error).toBeTruthy();
+  });
+
+  it('deleting a group leaves none of its runner pods or their objects', async () => {
+    const r = await call(
+      h,
+      'POST',
+      '/group',
+      form({ name: 'runners', kind: 'CODE', language: 'PYTHON', scale: '2', clusterName: 'real' }),
+    );
+    expect(r.status).toBe(200);
+    const groupId = r.body.groupId as string;
+    const sel = `spark-orchestrator.io/group-id=${groupId}`;
+    await eventually(async () => ((await list('pods', sel)).length === 2 ? true : undefined), 60_000);
+    const jobs = (await call(h, 'GET', `/group/${groupId}?jobStates=SUBMITTED,STARTING,READY,BUSY,UNKNOWN`)).body
+      .jobs as { jobId: string }[];
+    // An instance's log reads through the API server too.
+    const logs = await eventually(async () => {
+      const x = await call(h, 'GET', `/job/${jobs[0].jobId}/logs`);
+      return x.status === 200 && x.body[0]?.log?.length ? x.body : undefined;
+    }, 30_000);
+    expect(logs[0].role).toBe('driver');
+    expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
+    await eventually(async () => ((await leftOf(sel)).length === 0 ? true : undefined), 60_000);
   });
 
   it('a token without rights: the job FAILS with the API server\'s "forbidden"', async () => {

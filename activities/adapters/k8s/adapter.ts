@@ -65,29 +65,19 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
   await validateManifests(m);
   const api = k.client();
   const n = m.names;
-  // A driver launched already (the API's launch at submit, a retried activity) is one read away; the pod is
-  // created last, so its existence means everything it needs is there too.
+  // A driver launched already (the API's launch at submit, a retried activity) is one read away; its objects
+  // follow the pod (they are owned by it), so only a pod still Pending may lack some.
   const existing = await api.readNamespacedPod({ name: n.pod, namespace }).catch((e: unknown) => {
     if (isNotFound(e)) return undefined;
     throw k.fail(e, `read pod ${n.pod}`);
   });
-  if (existing) return driverStatus(k, existing, n);
+  if (existing) {
+    // A launch that stopped between the pod and its objects (a crash, a refused create) finishes them here.
+    if (existing.status?.phase === 'Pending' && !existing.metadata?.deletionTimestamp)
+      await createOwned(k, m, existing);
+    return driverStatus(k, existing, n);
+  }
   await uploadFor(k, m);
-  const createService = (body: V1Service) =>
-    ensure(k, `create service ${body.metadata!.name}`, () => api.createNamespacedService({ namespace, body }));
-  const createConfigMap = (body: V1ConfigMap) => api.createNamespacedConfigMap({ namespace, body });
-  // What the pod mounts or is reached through comes first.
-  await Promise.all([
-    m.secret
-      ? ensure(k, `create secret ${n.secret}`, () => api.createNamespacedSecret({ namespace, body: m.secret! }))
-      : undefined,
-    m.configMap ? ensure(k, `create configmap ${n.configMap}`, () => createConfigMap(m.configMap!)) : undefined,
-    m.service ? createService(m.service) : undefined,
-    ensure(k, `create networkpolicy ${n.networkPolicy}`, () =>
-      k.networking().createNamespacedNetworkPolicy({ namespace, body: forClient(m.networkPolicy) }),
-    ),
-    m.engineService ? createService(m.engineService) : undefined,
-  ]);
   let pod: V1Pod;
   try {
     pod = await api.createNamespacedPod({ namespace, body: m.pod });
@@ -100,7 +90,38 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
       throw k.fail(e2, `read pod ${n.pod}`);
     }
   }
+  await createOwned(k, m, pod);
   return driverStatus(k, pod, n);
+}
+
+/**
+ * The driver's secret, config map, services and NetworkPolicy, owned by its pod (ownerReferences): the
+ * cluster's garbage collector deletes them with the pod, whoever deletes it, so none outlives its driver.
+ * They come after the pod since an owner reference needs its uid; the kubelet waits for the secret and
+ * config map a pod refers to, and the driver listens only once its container has started.
+ */
+async function createOwned(k: K8sContext, m: DriverManifests, pod: V1Pod): Promise<void> {
+  const { namespace } = k;
+  const api = k.client();
+  const n = m.names;
+  const ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata!.name!, uid: pod.metadata!.uid! }];
+  const owned = <T extends { metadata?: object }>(o: T): T => ({ ...o, metadata: { ...o.metadata, ownerReferences } });
+  const createService = (body: V1Service) =>
+    ensure(k, `create service ${body.metadata!.name}`, () =>
+      api.createNamespacedService({ namespace, body: owned(body) }),
+    );
+  const createConfigMap = (body: V1ConfigMap) => api.createNamespacedConfigMap({ namespace, body: owned(body) });
+  await Promise.all([
+    m.secret
+      ? ensure(k, `create secret ${n.secret}`, () => api.createNamespacedSecret({ namespace, body: owned(m.secret!) }))
+      : undefined,
+    m.configMap ? ensure(k, `create configmap ${n.configMap}`, () => createConfigMap(m.configMap!)) : undefined,
+    m.service ? createService(m.service) : undefined,
+    ensure(k, `create networkpolicy ${n.networkPolicy}`, () =>
+      k.networking().createNamespacedNetworkPolicy({ namespace, body: owned(forClient(m.networkPolicy)) }),
+    ),
+    m.engineService ? createService(m.engineService) : undefined,
+  ]);
 }
 
 /** Uploads the artifacts the pod reads from the cluster's storage (objects already there are skipped). */
