@@ -44,7 +44,7 @@ export interface RouteDef<S extends z.ZodType = z.ZodType> {
   query?: { name: string; description: string; array?: boolean }[];
   /** Schema of the success body; absent: 200 with an empty body. */
   response?: z.ZodType;
-  errors?: (400 | 402 | 404 | 409)[];
+  errors?: (400 | 402 | 404 | 409 | 503)[];
   /** Success returns the body; undefined means 200 with an empty body. */
   handler: (input: RouteInput<z.infer<S>>) => Promise<unknown>;
 }
@@ -129,6 +129,7 @@ const ERROR_TEXT: Record<number, string> = {
   402: 'The request would exceed a configured limit or quota',
   404: 'The resource, or one a field names, does not exist',
   409: 'A field is invalid, or the request conflicts with existing state',
+  503: 'A cluster the request needs does not answer now',
 };
 
 /** A route's path as the OpenAPI document names it: `/api/v1/job/{jobId}`. */

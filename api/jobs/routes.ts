@@ -60,7 +60,7 @@ export const jobRoutes = (deps: ApiDeps) => [
       { name: 'from', description: 'offset from the start of each log (default 0)' },
     ],
     response: z.array(JobLogEntry),
-    errors: [404, 409],
+    errors: [404, 409, 503],
     handler: ({ params, query }) => jobLogs(deps, params.jobId, query),
   }),
   route({
