@@ -9,7 +9,7 @@
 // nothing is made.
 // Also: multipart uploads leave no file behind in STACK_DIR/uploads, whatever the answer.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -206,6 +206,7 @@ afterAll(async () => {
   agent.destroy();
   await livy?.close();
   await h?.stop();
+  rmSync(stackDir, { recursive: true, force: true });
 });
 
 describe('authorization by the route that matched', () => {
