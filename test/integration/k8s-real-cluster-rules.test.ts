@@ -383,14 +383,16 @@ describe('the k8s adapter on a cluster that answers like a real one', () => {
       expect(await adapter.logs('job-never-1', { from: 0, size: 1 })).toEqual([]);
     });
 
-    it('a service not allowed to read logs still removes the driver (nothing is saved)', async () => {
+    it('a service not allowed to read logs still removes the driver (the saved log says why)', async () => {
       const adapter = await start();
       await adapter.launch(spec());
       await until('running', async () => (await adapter.status('job-rules-1')).phase === 'RUNNING', 3000);
       fake.forbid('pods/log', 'get');
       await adapter.remove('job-rules-1');
       expect(fake.state.pods.size).toBe(0);
-      expect(await adapter.logs('job-rules-1', { from: 0, size: 10 })).toEqual([]);
+      const [saved] = await adapter.logs('job-rules-1', { from: 0, size: 10 });
+      expect(saved.role).toBe('driver');
+      expect(saved.log).toEqual([expect.stringMatching(/^\(log not readable: .*HTTP 403 Forbidden/)]);
     });
   });
 });

@@ -128,6 +128,25 @@ function nodeCert(dir: string): { key: string; cert: string } {
   return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
 }
 
+/** The downward API's pod fields as plain values (testkit/pod-runner.ts resolves only status.podIP). */
+function withFieldValues(pod: V1Pod): V1Pod {
+  const fields: Record<string, string | undefined> = {
+    'metadata.name': pod.metadata?.name,
+    'metadata.namespace': pod.metadata?.namespace,
+    'metadata.uid': pod.metadata?.uid,
+    'spec.nodeName': pod.spec?.nodeName,
+    'spec.serviceAccountName': pod.spec?.serviceAccountName,
+  };
+  const containers = pod.spec!.containers.map((c) => ({
+    ...c,
+    env: (c.env ?? []).map((e) => {
+      const v = e.valueFrom?.fieldRef ? fields[e.valueFrom.fieldRef.fieldPath] : undefined;
+      return v === undefined ? e : { name: e.name, value: v };
+    }),
+  }));
+  return { ...pod, spec: { ...pod.spec!, containers } };
+}
+
 /** The `executor` command of Spark's image entrypoint, for a pod Spark made. */
 function executorPod(pod: V1Pod, o: NonNullable<KubeletOptions['executor']>): V1Pod {
   const c = pod.spec!.containers[0];
@@ -384,7 +403,7 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
       await patchStatus(pod, runningStatus);
       return;
     }
-    const toRun = isExecutor ? executorPod(pod, o.executor!) : pod;
+    const toRun = withFieldValues(isExecutor ? executorPod(pod, o.executor!) : pod);
     const { child } = startPod(toRun, { ...plan.run, secrets });
     r.child = child;
     const out = createWriteStream(r.logFile);

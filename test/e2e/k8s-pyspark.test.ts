@@ -1,0 +1,200 @@
+// A PySpark job on "Kubernetes" from submit to FINISHED, for real: the real API server (testkit/kube) with the
+// chart's RBAC, the service holding only its account's token, artifacts in moto. The kubelet stand-in runs
+// the driver pod's spark-submit as generated (client mode, Spark's Kubernetes backend), changing only what
+// a laptop cannot be: the API server's address, the pod's mounted token and CA as files, the driver's
+// address and ports (127.0.0.1), and the image's jars (pyspark's, plus hadoop-aws from the setup cache).
+// Spark's backend then creates its executor pods through the API server as the drivers' service account;
+// the kubelet runs them as Spark's image would (KubernetesExecutorBackend) and they do the work. The job's
+// logs, driver and executors, are read through the API server while they run and from the saved copy after.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '../../lib/config';
+import { helmAvailable, installChartRbac, type ChartRelease } from '../../testkit/kube/chart-rbac';
+import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
+import { startKubelet, type Kubelet, type PodContext, type PodPlan } from '../../testkit/kube/kubelet';
+import { sharedControlPlane } from '../../testkit/kube/shared';
+import { motoAvailable, type MotoServer } from '../../testkit/moto';
+import { call, eventually, form, startHarness, type Harness } from '../harness';
+import { startStorage } from '../integration/broken-fixture';
+
+const CACHE =
+  process.env.SPARK_ORCH_CACHE ??
+  path.join(process.env.XDG_CACHE_HOME ?? path.join(process.env.HOME ?? '/root', '.cache'), 'spark-orchestrator');
+const S3A_JARS = path.join(CACHE, 'hadoop-aws-3.3.4');
+const ready =
+  k8sAvailable() && helmAvailable() && motoAvailable() && existsSync(path.join(S3A_JARS, 'hadoop-aws-3.3.4.jar'));
+const local = loadConfig({ ...process.env });
+const JAVA_HOME = process.env.JAVA_HOME || '/usr/lib/jvm/java-17-openjdk-amd64';
+
+let cp: ControlPlaneInfo;
+let release: ChartRelease;
+let kubelet: Kubelet;
+let storage: MotoServer;
+let h: Harness;
+let NS: string;
+
+/** The driver pod's spark-submit, run by the kubelet with what a laptop needs instead of a cluster. */
+function plan(_pod: V1Pod, ctx: PodContext): PodPlan {
+  return {
+    run: {
+      sparkHome: local.SPARK_HOME,
+      conf: {
+        // Spark's Kubernetes backend in the driver (submitInDriver): where the API server is, the pod's
+        // mounted service-account token and the cluster's CA.
+        'spark.kubernetes.driver.master': ctx.apiServer,
+        'spark.kubernetes.authenticate.driver.mounted.oauthTokenFile': ctx.tokenFile!,
+        'spark.kubernetes.authenticate.driver.mounted.caCertFile': ctx.caFile,
+        'spark.driver.host': '127.0.0.1',
+        'spark.driver.port': String(ctx.ports[0]),
+        'spark.driver.blockManager.port': String(ctx.ports[1]),
+        'spark.ui.enabled': 'false',
+        'spark.driver.extraClassPath': `${S3A_JARS}/*`,
+      },
+      env: { PYSPARK_PYTHON: local.PYTHON, PYSPARK_DRIVER_PYTHON: local.PYTHON, JAVA_HOME },
+      timeoutMs: 300_000,
+    },
+  };
+}
+
+beforeAll(async () => {
+  cp = await sharedControlPlane(inject('testDir'));
+  [release, storage] = await Promise.all([installChartRbac(cp, 'pyspark', 'pyspark-release'), startStorage()]);
+  NS = release.driverNamespace;
+  kubelet = await startKubelet({
+    cp,
+    nodeName: 'node-pyspark',
+    namespaces: [NS],
+    dir: path.join(inject('testDir'), 'kubelet-pyspark'),
+    plan,
+    executor: {
+      sparkHome: local.SPARK_HOME,
+      extraClassPath: `${S3A_JARS}/*`,
+      env: { PYSPARK_PYTHON: local.PYTHON, JAVA_HOME },
+    },
+  });
+  // The driver image (it holds hadoop-aws): no --packages download.
+  h = await startHarness({
+    env: { K8S_NAMESPACE: NS, K8S_SPARK_IMAGE: 'registry.example.com/spark-orchestrator-driver:test' },
+  });
+  const c = await call(h, 'POST', '/cluster', {
+    name: 'kube',
+    type: 'k8s',
+    url: cp.url,
+    caCert: cp.caCert,
+    token: release.token,
+    temporalAddress: 'temporal.example:7233',
+    sparkStorage: 'main',
+    // Drivers run as the chart's drivers' account, which may create executor pods.
+    defaultApplicationConfig: `spark.kubernetes.authenticate.driver.serviceAccountName=${release.driverServiceAccount}`,
+    allowedAccessSettings: ['serviceAccount'],
+    storages: {
+      main: {
+        sparkBucket: 'spark',
+        endpoint: storage.endpoint,
+        region: 'us-east-1',
+        accessKey: 'broken-access',
+        secretKey: 'broken-secret',
+      },
+    },
+  });
+  expect(c.status, JSON.stringify(c.body)).toBe(200);
+}, 600_000);
+afterAll(async () => {
+  await h?.stop();
+  await kubelet?.stop();
+  await storage?.stop();
+});
+
+const APP = `import sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.getOrCreate()
+sc = spark.sparkContext
+n = int(sys.argv[1])
+parts = sc.parallelize(range(1, n + 1), 4)
+total = parts.map(lambda x: x * x).sum()
+# Which executors did the work: the host:executor-id of each partition's task.
+from pyspark import TaskContext
+import os
+where = sorted(set(parts.mapPartitions(lambda _: [os.environ.get("SPARK_EXECUTOR_POD_NAME", "driver")]).collect()))
+print(f"RESULT total={total} executors={','.join(where)}")
+spark.stop()
+`;
+
+describe.skipIf(!ready)('a PySpark job on a real Kubernetes API server, with executors Spark creates', () => {
+  it('goes from submit to FINISHED; executor pods did the work; logs read through the API server', async () => {
+    const t0 = Date.now();
+    const r = await call(
+      h,
+      'POST',
+      '/job/submit',
+      form(
+        { name: 'squares', language: 'PYTHON', jobClass: 'main', clusterName: 'kube', args: '1000', executors: '2' },
+        { pyFiles: [{ name: 'main.py', content: APP }] },
+      ),
+    );
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const id = r.body.jobId as string;
+    // While it runs: executor pods exist, made by Spark, owned by the driver pod.
+    const executors = await eventually(
+      async () => {
+        const x = await kubeRequest(
+          cp,
+          cp.adminToken,
+          'GET',
+          `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-role=executor,spark-orchestrator.io/job-id=${id}`)}`,
+        );
+        const j = (await call(h, 'GET', `/job/${id}`)).body;
+        if (['FAILED', 'FINISHED'].includes(j.state))
+          throw Object.assign(new Error(`job ended: ${JSON.stringify(j)}`), { fatal: true });
+        return x.body.items?.length === 2 ? (x.body.items as V1Pod[]) : undefined;
+      },
+      180_000,
+      250,
+    );
+    for (const e of executors) expect(e.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Pod' });
+    // The executors' own logs, through the API server and the node's log endpoint, while they exist (Spark
+    // deletes its executor pods when the driver stops).
+    const running = await eventually(
+      async () => {
+        const x = await call(h, 'GET', `/job/${id}/logs?logSize=200`);
+        const ex = (x.body as { role: string; log: string[] }[]).filter((l) => l.role === 'executor');
+        return ex.length === 2 && ex.every((l) => l.log.length > 0) ? ex : undefined;
+      },
+      60_000,
+      250,
+    );
+    expect(running.map((l) => l.log.join('\n')).join('\n')).toMatch(/KubernetesExecutorBackend|Executor/);
+    const done = await eventually(
+      async () => {
+        const j = (await call(h, 'GET', `/job/${id}`)).body;
+        return ['FINISHED', 'FAILED'].includes(j.state) ? j : undefined;
+      },
+      240_000,
+      500,
+    );
+    const logs = (await call(h, 'GET', `/job/${id}/logs?logSize=5000`)).body as {
+      role: string;
+      name: string;
+      log: string[];
+    }[];
+    const driverLog = logs.find((l) => l.role === 'driver')?.log.join('\n') ?? '';
+    expect(done.state, driverLog.slice(-3000)).toBe('FINISHED');
+    const result = /RESULT total=(\d+) executors=(\S+)/.exec(driverLog);
+    expect(result?.[1]).toBe(String((1000 * 1001 * 2001) / 6));
+    // The tasks ran in the executor pods, not in the driver.
+    expect(result?.[2].split(',').sort()).toEqual(executors.map((e) => e.metadata!.name!).sort());
+    console.log(`k8s PySpark job with 2 executors: ${Date.now() - t0} ms submit → FINISHED and logs`);
+    // Nothing of the job is left on the cluster.
+    await eventually(async () => {
+      const x = await kubeRequest(
+        cp,
+        cp.adminToken,
+        'GET',
+        `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-orchestrator.io/job-id=${id}`)}`,
+      );
+      return x.body.items?.length === 0 ? true : undefined;
+    }, 60_000);
+  });
+});
