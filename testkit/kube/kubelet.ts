@@ -22,8 +22,8 @@ import { kubeRequest, serviceAccountToken, type ControlPlaneInfo } from './contr
 export type PodPlan =
   /** Run its first container as a local process. */
   | { run: Omit<PodRunOptions, 'secrets'> }
-  /** Running until deleted, with these log lines (no process). */
-  | { hold: string[] }
+  /** Running with these log lines (no process): until deleted, or until exitAfterMs, then ends with exitCode (0). */
+  | { hold: string[]; exitAfterMs?: number; exitCode?: number }
   /** The container never starts (waiting with this reason, default ContainerCreating). */
   | { waiting: string };
 
@@ -372,6 +372,32 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
       return;
     }
     const startedAt = now();
+    const terminated = (exitCode: number, since: string, why?: string) => {
+      const finishedAt = now();
+      return {
+        phase: exitCode === 0 ? 'Succeeded' : 'Failed',
+        conditions: [
+          { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt },
+          { type: 'ContainersReady', status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt },
+        ],
+        containerStatuses: [
+          {
+            ...runningStatus.containerStatuses[0],
+            ready: false,
+            started: false,
+            state: {
+              terminated: {
+                exitCode,
+                reason: why ?? (exitCode === 0 ? 'Completed' : 'Error'),
+                startedAt: since,
+                finishedAt,
+                containerID: `local://${pod.metadata!.uid}`,
+              },
+            },
+          },
+        ],
+      };
+    };
     const runningStatus = {
       phase: 'Running',
       hostIP: '127.0.0.1',
@@ -401,6 +427,12 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
       writeFileSync(r.logFile, plan.hold.map((l) => `${l}\n`).join(''));
       r.started = true;
       await patchStatus(pod, runningStatus);
+      if (plan.exitAfterMs !== undefined)
+        setTimeout(() => {
+          if (!running.has(key(pod)) || r.killedByUs) return;
+          r.done = true;
+          void patchStatus(pod, terminated(plan.exitCode ?? 0, startedAt)).catch(() => undefined);
+        }, plan.exitAfterMs);
       return;
     }
     const toRun = withFieldValues(isExecutor ? executorPod(pod, o.executor!) : pod);
@@ -417,25 +449,9 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
       r.done = true;
       if (r.killedByUs) return;
       const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143);
-      const reason = signal === 'SIGKILL' ? 'OOMKilled' : exitCode === 0 ? 'Completed' : 'Error';
-      const finishedAt = now();
-      void patchStatus(pod, {
-        phase: exitCode === 0 ? 'Succeeded' : 'Failed',
-        conditions: [
-          { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt },
-          { type: 'ContainersReady', status: 'False', reason: 'PodCompleted', lastTransitionTime: finishedAt },
-        ],
-        containerStatuses: [
-          {
-            ...runningStatus.containerStatuses[0],
-            ready: false,
-            started: false,
-            state: {
-              terminated: { exitCode, reason, startedAt, finishedAt, containerID: `local://${pod.metadata!.uid}` },
-            },
-          },
-        ],
-      }).catch(() => undefined);
+      void patchStatus(pod, terminated(exitCode, startedAt, signal === 'SIGKILL' ? 'OOMKilled' : undefined)).catch(
+        () => undefined,
+      );
     });
   }
 
