@@ -1,3 +1,11 @@
+// The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver, k8s-and-streams,
+// e2e/k8s-pyspark). This fake stays for what a real server cannot be made to do on demand: answer 5xx for a
+// while (broken-k8s-jobs, broken-groups), fail image pulls (no container runtime here), hold a pod in a phase
+// or container state a test sets (status rules of k8s-adapter), refuse one verb of one resource mid-test
+// (k8s-real-cluster-rules), take a cluster document's basic auth and client certificates, and hold thousands
+// of pods in-process for the soak and throughput benchmarks. Files not moved yet: k8s-sql-engine, k8s-s3a,
+// conformance-namespace.
+//
 // An in-process fake of the Kubernetes API server: the part of the core/v1 REST API the k8s adapter
 // uses (pods, services, secrets, pod logs), answering with real Kubernetes Status objects. Every
 // created manifest is checked against the official schema (kubernetes-models) plus the name and
