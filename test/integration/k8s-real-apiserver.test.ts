@@ -39,6 +39,7 @@ function plan(pod: V1Pod): PodPlan {
   const args = pod.spec?.containers?.[0]?.args ?? [];
   const name = args[args.indexOf('--name') + 1] ?? '';
   if (name === 'never-starts') return { waiting: 'ContainerCreating' };
+  if (name === 'oom') return { hold: ['allocating'], exitAfterMs: 300, exitCode: 137, reason: 'OOMKilled' };
   return { hold: [`driver of ${pod.metadata?.name} running`, 'second line'] };
 }
 
@@ -228,6 +229,14 @@ describe.skipIf(!ready)('the k8s adapter against a real API server with the char
     await eventually(async () => ((await leftOf(sel)).length === 0 ? true : undefined), 60_000);
   });
 
+  it("a driver the node kills for memory: FAILED with the container's reason and exit code", async () => {
+    const id = await submit('oom');
+    const failed = await jobWhen(id, (j) => j.state === 'FAILED');
+    expect(failed.error).toMatch(/OOMKilled/);
+    expect(failed.error).toMatch(/137/);
+    await eventually(async () => ((await leftOf(id)).length === 0 ? true : undefined), 30_000);
+  });
+
   it('a token without rights: the job FAILS with the API server\'s "forbidden"', async () => {
     await createNamespace(cp, `${NS}-none`);
     const token = await serviceAccountToken(cp, `${NS}-none`, 'default');
@@ -239,9 +248,21 @@ describe.skipIf(!ready)('the k8s adapter against a real API server with the char
     expect(JSON.stringify(failed)).not.toContain(token);
   });
 
-  it('logs of a job on a cluster that does not answer: 503 with the cause, not 500', async () => {
+  it("logs of a job, and of a group's instance, on a cluster that does not answer: 503 with the cause", async () => {
     const id = await submit('holds-2');
     await jobWhen(id, (j) => j.state === 'BUSY' || j.state === 'RUNNING');
+    const g = await call(
+      h,
+      'POST',
+      '/group',
+      form({ name: 'unreachable', kind: 'CODE', language: 'PYTHON', scale: '1', clusterName: 'real' }),
+    );
+    expect(g.status).toBe(200);
+    const instance = await eventually(async () => {
+      const jobs = (await call(h, 'GET', `/group/${g.body.groupId}?jobStates=SUBMITTED,STARTING,READY,BUSY,UNKNOWN`))
+        .body.jobs as { jobId: string }[];
+      return jobs?.[0]?.jobId;
+    }, 30_000);
     // Same cluster document, an address nothing listens on.
     const c = cluster('real', release.token);
     expect(
@@ -255,11 +276,19 @@ describe.skipIf(!ready)('the k8s adapter against a real API server with the char
       expect(r.status).toBe(503);
       expect(r.body.message).toMatch(/127\.0\.0\.1:9/);
       expect(JSON.stringify(r.body)).not.toContain(release.token);
+      const ir = await call(h, 'GET', `/job/${instance}/logs`);
+      expect(ir.status).toBe(503);
+      expect(ir.body.message).toMatch(/unreachable.*127\.0\.0\.1:9/);
     } finally {
       expect((await call(h, 'PUT', `/cluster/${await clusterId('real')}`, c)).status).toBe(200);
     }
     expect((await call(h, 'POST', `/job/${id}/cancel`)).status).toBe(200);
+    expect((await call(h, 'DELETE', `/group/${g.body.groupId}`)).status).toBe(200);
     await eventually(async () => ((await leftOf(id)).length === 0 ? true : undefined), 60_000);
+    await eventually(
+      async () => ((await leftOf(`spark-orchestrator.io/group-id=${g.body.groupId}`)).length === 0 ? true : undefined),
+      60_000,
+    );
   });
 });
 

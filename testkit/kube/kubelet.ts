@@ -22,8 +22,11 @@ import { kubeRequest, serviceAccountToken, type ControlPlaneInfo } from './contr
 export type PodPlan =
   /** Run its first container as a local process. */
   | { run: Omit<PodRunOptions, 'secrets'> }
-  /** Running with these log lines (no process): until deleted, or until exitAfterMs, then ends with exitCode (0). */
-  | { hold: string[]; exitAfterMs?: number; exitCode?: number }
+  /**
+   * Running with these log lines (no process): until deleted, or until exitAfterMs, then ends with exitCode
+   * (default 0) and reason (default Completed or Error; e.g. OOMKilled).
+   */
+  | { hold: string[]; exitAfterMs?: number; exitCode?: number; reason?: string }
   /** The container never starts (waiting with this reason, default ContainerCreating). */
   | { waiting: string };
 
@@ -431,7 +434,7 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
         setTimeout(() => {
           if (!running.has(key(pod)) || r.killedByUs) return;
           r.done = true;
-          void patchStatus(pod, terminated(plan.exitCode ?? 0, startedAt)).catch(() => undefined);
+          void patchStatus(pod, terminated(plan.exitCode ?? 0, startedAt, plan.reason)).catch(() => undefined);
         }, plan.exitAfterMs);
       return;
     }
