@@ -1,6 +1,7 @@
 // Artifacts of k8s drivers, for real: launch uploads a PYTHON job's files to an S3-compatible server
-// (moto's server mode) through the AWS SDK, then the fake API server's local kubelet runs the pod the
-// adapter made (testkit/pod-runner.ts, pyspark's Spark standing for the image's): its spark-submit reads
+// (moto's server mode) through the AWS SDK, creates the pod on the real API server (testkit/kube, with the Helm
+// chart's RBAC and the service's TokenRequest token), and the kubelet stand-in runs the pod the adapter made
+// (testkit/pod-runner.ts, pyspark's Spark standing for the image's): its spark-submit reads
 // the main file, a --py-files module, a --files file and a data file over s3a, with exactly the s3a
 // properties and storage keys (from the driver's secret) the adapter generated. Only the master (local)
 // and the driver's address change; the image's hadoop-aws jars come from the cache scripts/setup.sh
@@ -16,7 +17,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { ApplicationFailure } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
 import { removeArtifacts, s3ObjectStore, SMALL_FILE } from '../../activities/adapters/k8s/artifact-store';
 import { buildDriverManifests } from '../../activities/adapters/k8s/manifests';
@@ -24,12 +25,15 @@ import { k8sNames } from '../../activities/adapters/k8s/names';
 import type { K8sCluster } from '../../activities/adapters/k8s/options';
 import type { DriverSpec } from '../../domain/driver';
 import { loadConfig } from '../../lib/config';
-import { startFakeK8s, type FakeK8s } from '../../testkit/fake-k8s';
+import { helmAvailable, installChartRbac } from '../../testkit/kube/chart-rbac';
+import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
+import { startKubelet, type Kubelet } from '../../testkit/kube/kubelet';
+import { sharedControlPlane } from '../../testkit/kube/shared';
 import { motoAvailable, startMoto, type MotoServer } from '../../testkit/moto';
 import type { PodRunOptions } from '../../testkit/pod-runner';
 import { until } from '../../testkit/wait';
 
-const NS = 'spark-jobs';
+let NS: string;
 const BUCKET = 'spark-bucket';
 const ACCESS_KEY = 'AKIAMOTOTESTKEY1';
 const SECRET_KEY = 'moto/secret+key/123';
@@ -37,7 +41,8 @@ const CACHE =
   process.env.SPARK_ORCH_CACHE ??
   path.join(process.env.XDG_CACHE_HOME ?? path.join(process.env.HOME ?? '/root', '.cache'), 'spark-orchestrator');
 const S3A_JARS = path.join(CACHE, 'hadoop-aws-3.3.4');
-const ready = motoAvailable() && existsSync(path.join(S3A_JARS, 'hadoop-aws-3.3.4.jar'));
+const ready =
+  motoAvailable() && existsSync(path.join(S3A_JARS, 'hadoop-aws-3.3.4.jar')) && k8sAvailable() && helmAvailable();
 
 const MAIN = `import sys
 from pyspark import SparkFiles
@@ -53,13 +58,20 @@ spark.stop()
 
 describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read over s3a by spark-submit', () => {
   let moto: MotoServer;
-  let fake: FakeK8s;
+  let cp: ControlPlaneInfo;
+  let kubelet: Kubelet;
+  /** The pod as the API server holds it (undefined once it is gone). */
+  const podNamed = async (name: string) => {
+    const r = await kubeRequest(cp, cp.adminToken, 'GET', `/api/v1/namespaces/${NS}/pods/${name}`);
+    return r.status === 200 ? (r.body as { spec: { containers: { args: string[] }[] } }) : undefined;
+  };
+  const gone = (name: string) => until(`pod ${name} gone`, async () => !(await podNamed(name)), 30_000);
   let dir: string;
   let s3: S3Client;
   let cluster: K8sCluster;
   const local = loadConfig({ ...process.env });
-  /** How the kubelet runs the pods of job s3a1 (the others play their phases). */
-  const kubelet: Omit<PodRunOptions, 'secrets'> = {
+  /** How the kubelet runs the pod of job s3a1. */
+  const kubelet0: Omit<PodRunOptions, 'secrets'> = {
     sparkHome: local.SPARK_HOME,
     flags: { '--master': 'local[1]' },
     conf: {
@@ -72,13 +84,18 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
   };
 
   beforeAll(async () => {
-    [moto, fake] = await Promise.all([
-      startMoto(),
-      startFakeK8s({
-        phases: { runMs: null },
-        kubelet: (pod) => (pod.metadata.labels?.['spark-orchestrator.io/job-id'] === 's3a1' ? kubelet : undefined),
-      }),
-    ]);
+    [moto, cp] = await Promise.all([startMoto(), sharedControlPlane(inject('testDir'))]);
+    const release = await installChartRbac(cp, 's3a', 's3a-release');
+    NS = release.driverNamespace;
+    kubelet = await startKubelet({
+      cp,
+      nodeName: 'node-s3a',
+      namespaces: [NS],
+      dir: path.join(inject('testDir'), 'kubelet-s3a'),
+      // Job s3a1's pod runs for real; the others' are held running.
+      plan: (pod) =>
+        pod.metadata?.labels?.['spark-orchestrator.io/job-id'] === 's3a1' ? { run: kubelet0 } : { hold: ['held'] },
+    });
     dir = mkdtempSync(path.join(tmpdir(), 'k8s-s3a-'));
     s3 = new S3Client({
       endpoint: moto.endpoint,
@@ -89,7 +106,9 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
     await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
     cluster = {
       name: 'k8s-s3',
-      url: fake.url,
+      url: cp.url,
+      caCert: cp.caCert,
+      token: release.token,
       sparkStorage: 's3',
       storages: {
         s3: {
@@ -103,7 +122,7 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
     };
   }, 60_000);
   afterAll(async () => {
-    await Promise.all([moto?.stop(), fake?.stop()]);
+    await Promise.all([moto?.stop(), kubelet?.stop()]);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -167,7 +186,7 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
     expect(await main.Body!.transformToString()).toBe(MAIN);
 
     const n = k8sNames(spec.driverId);
-    const args = fake.state.pods.get(`${NS}/${n.pod}`)!.spec.containers[0].args as string[];
+    const args = (await podNamed(n.pod))!.spec.containers[0].args;
     expect(args).toEqual(buildDriverManifests(spec, { cluster, config: config() }).pod.spec!.containers[0].args);
     expect(args).not.toContain('--packages'); // the driver image has hadoop-aws
     expect(args).toContain(`spark.hadoop.fs.s3a.endpoint=${moto.endpoint}`);
@@ -190,7 +209,7 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
     expect(driverLog.log.join('\n')).toContain('RESULT hello-from-s3a words=5 lines=3');
 
     await adapter.remove(spec.driverId);
-    expect(fake.state.pods.has(`${NS}/${n.pod}`)).toBe(false);
+    await gone(n.pod);
     const [saved] = await adapter.logs(spec.driverId, { from: 0, size: 100_000 });
     expect(saved).toMatchObject({ name: n.pod, role: 'driver', state: 'Succeeded' });
     expect(saved.log.join('\n')).toContain('RESULT hello-from-s3a words=5 lines=3');
@@ -237,7 +256,7 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
     expect(err).toMatchObject({ type: 'InvalidSpec', nonRetryable: true });
     expect((err as Error).message).toContain('NoSuchBucket');
     expect((err as Error).message).not.toContain(SECRET_KEY);
-    expect(fake.state.pods.has(`${NS}/${k8sNames('job-s3a3-1').pod}`)).toBe(false);
+    expect(await podNamed(k8sNames('job-s3a3-1').pod)).toBeUndefined();
 
     rmSync(spec.spark.artifacts.files[0]);
     const gone = await createK8sAdapter({ cluster, config: config() })
