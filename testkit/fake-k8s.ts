@@ -1,4 +1,4 @@
-// The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver, k8s-and-streams,
+// The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver, k8s-and-streams, k8s-s3a,
 // e2e/k8s-pyspark). This fake stays for what a real server cannot be made to do on demand: answer 5xx for a
 // while (broken-k8s-jobs, broken-groups), fail image pulls (no container runtime here), hold a pod in a phase
 // or container state a test sets (status rules of k8s-adapter), refuse one verb of one resource mid-test
