@@ -14,7 +14,7 @@ import { loadConfig } from '../../lib/config';
 import { helmAvailable, installChartRbac, type ChartRelease } from '../../testkit/kube/chart-rbac';
 import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
 import { startKubelet, type Kubelet, type PodContext, type PodPlan } from '../../testkit/kube/kubelet';
-import { sharedControlPlane } from '../../testkit/kube/shared';
+import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import { motoAvailable, type MotoServer } from '../../testkit/moto';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 import { startStorage } from '../integration/broken-fixture';
@@ -100,7 +100,7 @@ beforeAll(async () => {
     },
   });
   expect(c.status, JSON.stringify(c.body)).toBe(200);
-}, 600_000);
+}, K8S_SETUP_TIMEOUT_MS);
 afterAll(async () => {
   await h?.stop();
   await kubelet?.stop();

@@ -8,7 +8,7 @@ import { helmAvailable, installChartRbac } from '../../testkit/kube/chart-rbac';
 import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
 import { startCutProxy, type CutProxy } from '../../testkit/kube/cut-proxy';
 import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
-import { sharedControlPlane } from '../../testkit/kube/shared';
+import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import { motoAvailable, startMoto, type MotoServer } from '../../testkit/moto';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
@@ -68,7 +68,7 @@ beforeAll(async () => {
     },
   });
   expect(c.status).toBe(200);
-}, 180_000);
+}, K8S_SETUP_TIMEOUT_MS);
 afterAll(async () => {
   await h?.stop();
   await proxy?.stop();

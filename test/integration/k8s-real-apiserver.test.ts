@@ -16,7 +16,7 @@ import {
   type ControlPlaneInfo,
 } from '../../testkit/kube/control-plane';
 import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
-import { sharedControlPlane } from '../../testkit/kube/shared';
+import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import type { MotoServer } from '../../testkit/moto';
 import { motoAvailable } from '../../testkit/moto';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
@@ -75,7 +75,7 @@ beforeAll(async () => {
   });
   h = await startHarness({ env: { K8S_NAMESPACE: NS } });
   expect((await call(h, 'POST', '/cluster', cluster('real', release.token))).status).toBe(200);
-}, 180_000);
+}, K8S_SETUP_TIMEOUT_MS);
 afterAll(async () => {
   await h?.stop();
   await kubelet?.stop();

@@ -28,7 +28,7 @@ import { loadConfig } from '../../lib/config';
 import { helmAvailable, installChartRbac } from '../../testkit/kube/chart-rbac';
 import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
 import { startKubelet, type Kubelet } from '../../testkit/kube/kubelet';
-import { sharedControlPlane } from '../../testkit/kube/shared';
+import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import { motoAvailable, startMoto, type MotoServer } from '../../testkit/moto';
 import type { PodRunOptions } from '../../testkit/pod-runner';
 import { until } from '../../testkit/wait';
@@ -120,7 +120,7 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
         },
       },
     };
-  }, 60_000);
+  }, K8S_SETUP_TIMEOUT_MS);
   afterAll(async () => {
     await Promise.all([moto?.stop(), kubelet?.stop()]);
     if (dir) rmSync(dir, { recursive: true, force: true });

@@ -8,11 +8,17 @@ import path from 'node:path';
 import { sleep } from '../wait';
 import { startControlPlane, stopPids, type ControlPlaneInfo } from './control-plane';
 
+/**
+ * How long a k8s file's beforeAll may take: npm test's setup builds the binaries in the background
+ * (scripts/setup-k8s.sh), and the first file that needs them waits for the build when it is still running.
+ */
+export const K8S_SETUP_TIMEOUT_MS = 25 * 60_000;
+
 const folder = (testDir: string) => path.join(testDir, 'kube');
 const infoFile = (testDir: string) => path.join(folder(testDir), 'info.json');
 const errorFile = (testDir: string) => path.join(folder(testDir), 'error.txt');
 
-export async function sharedControlPlane(testDir: string, timeoutMs = 120_000): Promise<ControlPlaneInfo> {
+export async function sharedControlPlane(testDir: string, timeoutMs = K8S_SETUP_TIMEOUT_MS): Promise<ControlPlaneInfo> {
   const dir = folder(testDir);
   mkdirSync(testDir, { recursive: true });
   let mine = false;
