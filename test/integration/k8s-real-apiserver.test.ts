@@ -7,6 +7,9 @@
 // without rights fails the job with the API server's words.
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
+import { k8sNames } from '../../activities/adapters/k8s/names';
+import { sqlEngineDriverId } from '../../domain/sql-engine';
 import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
 import {
   createNamespace,
@@ -235,6 +238,56 @@ describe.skipIf(!ready)('the k8s adapter against a real API server with the char
     expect(failed.error).toMatch(/OOMKilled/);
     expect(failed.error).toMatch(/137/);
     await eventually(async () => ((await leftOf(id)).length === 0 ? true : undefined), 30_000);
+  });
+
+  it('a TRINO SQL engine: its ConfigMap and service are accepted with the chart RBAC, owned by its pod, gone with it', async () => {
+    const adapter = createK8sAdapter({
+      cluster: { name: 'real', url: cp.url, caCert: cp.caCert, token: release.token },
+      config: { K8S_NAMESPACE: NS, ARTIFACT_DIR: '/srv/artifacts', K8S_SPARK_IMAGE: 'apache/spark:3.5.7-python3' },
+    });
+    const driverId = sqlEngineDriverId('real', 'TRINO', 1);
+    const n = k8sNames(driverId);
+    await adapter.launch({
+      driverId,
+      role: 'sql-engine',
+      engine: { type: 'TRINO', stateKey: 'real' },
+      env: {},
+      labels: {},
+      spark: {
+        name: 'TRINO engine',
+        language: 'SCALA',
+        clusterName: 'real',
+        args: [],
+        jobConfig: {},
+        pyRequirements: [],
+        packages: [],
+        memorySettings: { dynamicAllocation: false },
+        artifacts: { jars: [], files: [], pyFiles: [] },
+        tags: {},
+      },
+    });
+    const get = (p: string) => admin('GET', `/api/v1/namespaces/${NS}/${p}`);
+    const pod = (await get(`pods/${n.pod}`)).body;
+    for (const p of [`configmaps/${n.configMap}`, `services/${n.engineService}`]) {
+      const o = await get(p);
+      expect(o.status, p).toBe(200);
+      expect(o.body.metadata.ownerReferences).toEqual([
+        expect.objectContaining({ kind: 'Pod', uid: pod.metadata.uid }),
+      ]);
+    }
+    await eventually(async () => ((await adapter.status(driverId)).phase === 'RUNNING' ? true : undefined), 30_000);
+    expect((await adapter.status(driverId)).endpoint).toEqual({ host: `${n.engineService}.${NS}.svc`, port: 8080 });
+    const [entry] = await adapter.logs(driverId, { from: 0, size: 10 });
+    expect(entry).toMatchObject({ name: n.pod, role: 'driver', state: 'Running' });
+    await adapter.remove(driverId);
+    await eventually(async () => {
+      const left = await Promise.all(
+        [`pods/${n.pod}`, `configmaps/${n.configMap}`, `services/${n.engineService}`].map(
+          async (p) => (await get(p)).status,
+        ),
+      );
+      return left.every((s) => s === 404) ? true : undefined;
+    }, 30_000);
   });
 
   it('a token without rights: the job FAILS with the API server\'s "forbidden"', async () => {
