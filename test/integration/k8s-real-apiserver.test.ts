@@ -290,6 +290,18 @@ describe.skipIf(!ready)('the k8s adapter against a real API server with the char
     }, 30_000);
   });
 
+  it("POST /cluster/namespace: refused with the API server's words under the chart's rights, created with rights", async () => {
+    const refused = await call(h, 'POST', '/cluster/namespace', { name: 'team-a', clusterName: 'real' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/forbidden/i);
+    expect(JSON.stringify(refused.body)).not.toContain(release.token);
+    expect((await call(h, 'POST', '/cluster', cluster('admin', cp.adminToken))).status).toBe(200);
+    expect((await call(h, 'POST', '/cluster/namespace', { name: 'team-a', clusterName: 'admin' })).status).toBe(200);
+    const ns = await admin('GET', '/api/v1/namespaces/team-a');
+    expect(ns.status).toBe(200);
+    expect(ns.body.metadata.labels['app.kubernetes.io/managed-by']).toBe('spark-orchestrator');
+  });
+
   it('a token without rights: the job FAILS with the API server\'s "forbidden"', async () => {
     await createNamespace(cp, `${NS}-none`);
     const token = await serviceAccountToken(cp, `${NS}-none`, 'default');
