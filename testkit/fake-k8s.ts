@@ -3,8 +3,9 @@
 // while (broken-k8s-jobs, broken-groups), fail image pulls (no container runtime here), hold a pod in a phase
 // or container state a test sets (status rules of k8s-adapter), refuse one verb of one resource mid-test
 // (k8s-real-cluster-rules), take a cluster document's basic auth and client certificates, and hold thousands
-// of pods in-process for the soak and throughput benchmarks. Files not moved yet: k8s-sql-engine,
-// conformance-namespace.
+// of pods in-process for the soak and throughput benchmarks. k8s-sql-engine and conformance-namespace keep
+// it for its request log (exactly what was sent, with which credentials); their real-server counterparts
+// are in k8s-real-apiserver.
 //
 // An in-process fake of the Kubernetes API server: the part of the core/v1 REST API the k8s adapter
 // uses (pods, services, secrets, pod logs), answering with real Kubernetes Status objects. Every
