@@ -19,6 +19,8 @@ export interface PodRunOptions {
   conf?: Record<string, string>;
   /** More environment (e.g. PYSPARK_PYTHON), over the pod's. */
   env?: Record<string, string>;
+  /** Folders of the image mapped to local ones, by prefix in every argument (e.g. the runner's folder). */
+  paths?: Record<string, string>;
   timeoutMs?: number;
 }
 
@@ -57,7 +59,9 @@ export function podCommand(pod: V1Pod, o: PodRunOptions): { argv: string[]; env:
       env[e.name] = v;
     }
   }
-  const argv = [...(c.command ?? []), ...(c.args ?? [])].map((a) => expandK8s(a, env));
+  const argv = [...(c.command ?? []), ...(c.args ?? [])].map((a) =>
+    Object.entries(o.paths ?? {}).reduce((x, [from, to]) => x.split(from).join(to), expandK8s(a, env)),
+  );
   argv[0] = argv[0].replace(/^\/opt\/spark\//, `${o.sparkHome}/`);
   const conf = { ...(o.conf ?? {}) };
   for (let i = 1; i < argv.length - 1; i++) {

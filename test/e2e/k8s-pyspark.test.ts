@@ -27,6 +27,7 @@ const ready =
   k8sAvailable() && helmAvailable() && motoAvailable() && existsSync(path.join(S3A_JARS, 'hadoop-aws-3.3.4.jar'));
 const local = loadConfig({ ...process.env });
 const JAVA_HOME = process.env.JAVA_HOME || '/usr/lib/jvm/java-17-openjdk-amd64';
+const ROOT = path.resolve(import.meta.dirname, '../..');
 
 let cp: ControlPlaneInfo;
 let release: ChartRelease;
@@ -52,6 +53,8 @@ function plan(_pod: V1Pod, ctx: PodContext): PodPlan {
         'spark.ui.enabled': 'false',
         'spark.driver.extraClassPath': `${S3A_JARS}/*`,
       },
+      // The driver image's runner (group instances): this repository's.
+      paths: { '/opt/spark-orchestrator/runner/': path.join(ROOT, 'runner') + '/' },
       env: { PYSPARK_PYTHON: local.PYTHON, PYSPARK_DRIVER_PYTHON: local.PYTHON, JAVA_HOME },
       timeoutMs: 300_000,
     },
@@ -84,7 +87,8 @@ beforeAll(async () => {
     url: cp.url,
     caCert: cp.caCert,
     token: release.token,
-    temporalAddress: 'temporal.example:7233',
+    // Runners in pods reach the tests' Temporal server (the pods are local processes here).
+    temporalAddress: inject('temporalAddress'),
     sparkStorage: 'main',
     // Drivers run as the chart's drivers' account, which may create executor pods.
     defaultApplicationConfig: `spark.kubernetes.authenticate.driver.serviceAccountName=${release.driverServiceAccount}`,
@@ -195,6 +199,67 @@ describe.skipIf(!ready)('a PySpark job on a real Kubernetes API server, with exe
         `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-orchestrator.io/job-id=${id}`)}`,
       );
       return x.body.items?.length === 0 ? true : undefined;
+    }, 60_000);
+  });
+
+  it('a PYTHON group on Kubernetes: its runner pod gets READY, executes a job class with its executors, and goes', async () => {
+    const JOBS = `from pyspark.sql import SparkSession
+
+class SquareSum:
+    def run(self, spark: SparkSession, config):
+        n = int(config.get("n", "10"))
+        return str(spark.sparkContext.parallelize(range(1, n + 1), 2).map(lambda x: x * x).sum())
+`;
+    const r = await call(
+      h,
+      'POST',
+      '/group',
+      form(
+        { name: 'k8s-warm', language: 'PYTHON', scale: '1', clusterName: 'kube', executors: '1', driverMemory: '512m' },
+        { pyFiles: [{ name: 'jobs.py', content: JOBS }] },
+      ),
+    );
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const groupId = r.body.groupId as string;
+    const t0 = Date.now();
+    await eventually(
+      async () => {
+        const g = (await call(h, 'GET', `/group/${groupId}?jobStates=SUBMITTED,STARTING,READY,BUSY,FAILED,UNKNOWN`))
+          .body;
+        const jobs = (g.jobs ?? []) as { state: string; error?: string }[];
+        if (jobs.some((j) => j.state === 'FAILED'))
+          throw Object.assign(new Error(`instance failed: ${JSON.stringify(jobs)}`), { fatal: true });
+        return jobs.length === 1 && jobs[0].state === 'READY' ? true : undefined;
+      },
+      240_000,
+      500,
+    );
+    const readyMs = Date.now() - t0;
+    const x = await call(h, 'POST', `/group/${groupId}/job/execute`, {
+      type: 'interactive_job_execute',
+      jobClass: 'jobs.SquareSum',
+      jobConfig: { n: '1000' },
+    });
+    expect(x.status, JSON.stringify(x.body)).toBe(200);
+    expect(x.body.result).toBe(String((1000 * 1001 * 2001) / 6));
+    // The runner's Spark asked for its executor through the API server, and it runs.
+    const executors = await kubeRequest(
+      cp,
+      cp.adminToken,
+      'GET',
+      `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-role=executor,spark-orchestrator.io/group-id=${groupId}`)}`,
+    );
+    expect(executors.body.items.map((p: V1Pod) => p.status?.phase)).toEqual(['Running']);
+    console.log(`k8s PYTHON group: READY in ${readyMs} ms, an execution ${Date.now() - t0 - readyMs} ms`);
+    expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
+    await eventually(async () => {
+      const left = await kubeRequest(
+        cp,
+        cp.adminToken,
+        'GET',
+        `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-orchestrator.io/group-id=${groupId}`)}`,
+      );
+      return left.body.items?.length === 0 ? true : undefined;
     }, 60_000);
   });
 });

@@ -525,7 +525,10 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
       stopped = true;
       await loop;
       for (const r of running.values()) if (r.child && !r.done) r.child.kill('SIGKILL');
-      await new Promise<void>((res) => server.close(() => res()));
+      // The API server keeps its connections to the node for 90 s when idle.
+      const closed = new Promise<void>((res) => server.close(() => res()));
+      server.closeAllConnections();
+      await closed;
       await api('DELETE', `/api/v1/nodes/${o.nodeName}`).catch(() => undefined);
     },
   };
