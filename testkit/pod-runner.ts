@@ -21,6 +21,8 @@ export interface PodRunOptions {
   env?: Record<string, string>;
   /** Folders of the image mapped to local ones, by prefix in every argument (e.g. the runner's folder). */
   paths?: Record<string, string>;
+  /** The container's working folder (spark-submit downloads --py-files there). Default: this process's. */
+  cwd?: string;
   timeoutMs?: number;
 }
 
@@ -88,7 +90,11 @@ export function startPod(pod: V1Pod, o: PodRunOptions): { child: ChildProcessWit
     HOME: process.env.HOME ?? '/tmp',
     JAVA_HOME: process.env.JAVA_HOME ?? '',
   };
-  const child = spawn(argv[0], argv.slice(1), { env: { ...base, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(argv[0], argv.slice(1), {
+    env: { ...base, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    cwd: o.cwd,
+  });
   child.stdin.end();
   return { child, argv };
 }

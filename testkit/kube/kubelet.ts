@@ -439,7 +439,10 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
       return;
     }
     const toRun = withFieldValues(isExecutor ? executorPod(pod, o.executor!) : pod);
-    const { child } = startPod(toRun, { ...plan.run, secrets });
+    // Each container in a folder of its own, as in its image's file system.
+    const cwd = path.join(o.dir, 'pods', `${namespace}_${name}`);
+    mkdirSync(cwd, { recursive: true });
+    const { child } = startPod(toRun, { cwd, ...plan.run, secrets });
     r.child = child;
     const out = createWriteStream(r.logFile);
     child.stdout.pipe(out, { end: false });
