@@ -1,7 +1,7 @@
-// Change feeds: one MongoDB change stream per collection per API process, fanned out in memory to its
-// subscribers. Event ids are change-stream resume tokens, so a client that comes back with the last id
+// Change feeds: one MongoDB change stream over the database per API process (FeedHub), fanned out in memory
+// to each collection's subscribers. Event ids are change-stream resume tokens, so a client that comes back with the last id
 // it saw gets a stream of its own resumed after it and misses nothing.
-import type { ChangeStream, ChangeStreamDocument, Collection, Document } from 'mongodb';
+import type { ChangeStream, ChangeStreamDocument, Collection, Db, Document } from 'mongodb';
 import { logger } from '../../lib/log';
 import { Collections, type Store } from '../../lib/mongo';
 import { badRequest } from '../errors';
@@ -14,79 +14,143 @@ export interface FeedEvent {
   doc: Document;
 }
 
-/** One collection's change stream and its subscribers. */
-export class ChangeFeed {
+const WATCHED = { $in: ['insert', 'update', 'replace'] };
+
+/**
+ * Reads a change stream until it is closed (resolves undefined) or fails (resolves the error).
+ * Pulls with tryNext() and pauses when nothing is there: a real MongoDB holds each getMore open up to
+ * maxAwaitTimeMS, but mongo-java-server answers at once, and the driver's own loop would then spin.
+ */
+async function pump(
+  stream: ChangeStream,
+  stopped: () => boolean,
+  idleMs: number,
+  emit: (c: ChangeStreamDocument) => void,
+): Promise<unknown> {
+  while (!stream.closed && !stopped()) {
+    let change: ChangeStreamDocument | null;
+    try {
+      change = await stream.tryNext();
+    } catch (err) {
+      return stream.closed || stopped() ? undefined : err;
+    }
+    if (change) emit(change);
+    else await new Promise((r) => setTimeout(r, idleMs));
+  }
+  return undefined;
+}
+
+/**
+ * The one change stream an API process keeps open for its feeds: over the database, its events told apart by
+ * collection (`ns.coll`), so a single poll every 20 ms serves every feed (idle, each poll is a request to the
+ * server; three feeds polling on their own cost three times the CPU on both sides). A feed made alone watches
+ * its collection the same way. A stream that fails is reopened after the last event it delivered.
+ */
+export class FeedHub {
   private stream?: ChangeStream;
+  private closed = false;
+  /** The resume token of the last event delivered: where a reopened stream goes on. */
+  private lastToken?: unknown;
+  private readonly feeds = new Map<string, (c: ChangeStreamDocument) => void>();
+
+  constructor(
+    private readonly source: Db | Collection,
+    /** Pause between empty polls. */
+    private readonly idleMs = 20,
+  ) {}
+
+  /** A feed of one collection: its events go to `deliver`. */
+  attach(collection: string, deliver: (c: ChangeStreamDocument) => void): void {
+    this.feeds.set(collection, deliver);
+  }
+
+  private open(): ChangeStream {
+    const match: Document = { operationType: WATCHED };
+    if (!('collectionName' in this.source)) match['ns.coll'] = { $in: [...this.feeds.keys()] };
+    return this.source.watch([{ $match: match }], {
+      fullDocument: 'updateLookup',
+      maxAwaitTimeMS: 1000,
+      ...(this.lastToken ? { resumeAfter: this.lastToken } : {}),
+    });
+  }
+
+  start(): void {
+    if (this.stream || this.closed) return;
+    const stream = this.open();
+    this.stream = stream;
+    const single = 'collectionName' in this.source ? [...this.feeds.values()][0] : undefined;
+    void pump(
+      stream,
+      () => this.closed,
+      this.idleMs,
+      (c) => {
+        if (stream !== this.stream) return;
+        this.lastToken = c._id;
+        const deliver = single ?? this.feeds.get((c as { ns?: { coll?: string } }).ns?.coll ?? '');
+        deliver?.(c);
+      },
+    ).then((err) => {
+      if (this.closed || this.stream !== stream) return;
+      this.stream = undefined;
+      if (isHistoryLost(err)) {
+        // The server's oplog no longer reaches back to the last event seen: what happened in between is
+        // gone from the stream (a subscriber re-reads the resource to catch up); the feeds go on from now.
+        log.warn('change stream history lost; following from now');
+        this.lastToken = undefined;
+      } else {
+        // Any other failure (the server restarted, the connection broke): reopen after a pause, resumed
+        // after the last event delivered, so subscribers miss nothing across the gap.
+        log.warn('change stream failed; reopening', { err: String(err) });
+      }
+      setTimeout(() => this.start(), isHistoryLost(err) ? 0 : 1000);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stream?.close().catch(() => undefined);
+  }
+}
+
+/** One collection's changes and their subscribers, fed by a hub's stream. */
+export class ChangeFeed {
   private readonly subscribers = new Set<(e: FeedEvent) => void>();
   /** The service's own listeners (metrics): fed like subscribers, not counted as clients. */
   private readonly observers = new Set<(e: FeedEvent) => void>();
   /** Clients resumed after a token, each on a change stream of its own. */
   private resumed = 0;
   private closed = false;
-  /** The resume token of the last event the shared stream delivered: where a reopened stream goes on. */
-  private lastToken?: unknown;
+  private readonly hub: FeedHub;
+  private readonly ownHub: boolean;
 
   constructor(
     private readonly col: Collection,
     readonly name: string,
-    /** Pause between empty polls (see pump). */
+    /** The process's shared stream; without one, the feed watches its collection alone. */
+    hub?: FeedHub,
+    /** Pause between empty polls of resumed streams. */
     private readonly idleMs = 20,
-  ) {}
+  ) {
+    this.ownHub = !hub;
+    this.hub = hub ?? new FeedHub(col, idleMs);
+    this.hub.attach(col.collectionName, (c) => {
+      const e = toEvent(c);
+      if (!e) return;
+      for (const s of this.subscribers) s(e);
+      for (const o of this.observers) o(e);
+    });
+  }
 
-  private open(resumeAfter?: unknown): ChangeStream {
-    return this.col.watch([{ $match: { operationType: { $in: ['insert', 'update', 'replace'] } } }], {
+  private open(resumeAfter: unknown): ChangeStream {
+    return this.col.watch([{ $match: { operationType: WATCHED } }], {
       fullDocument: 'updateLookup',
       maxAwaitTimeMS: 1000,
-      ...(resumeAfter ? { resumeAfter } : {}),
+      resumeAfter,
     });
   }
 
   start(): void {
-    if (this.stream || this.closed) return;
-    const stream = this.open(this.lastToken);
-    this.stream = stream;
-    void this.pump(stream, (e) => {
-      for (const s of this.subscribers) s(e);
-      for (const o of this.observers) o(e);
-    }).then((err) => {
-      if (this.closed || this.stream !== stream) return;
-      this.stream = undefined;
-      if (isHistoryLost(err)) {
-        // The server's oplog no longer reaches back to the last event seen: what happened in between is
-        // gone from the stream (a subscriber re-reads the resource to catch up); the feed goes on from now.
-        log.warn('change stream history lost; following from now', { collection: this.name });
-        this.lastToken = undefined;
-      } else {
-        // Any other failure (the server restarted, the connection broke): reopen after a pause, resumed
-        // after the last event delivered, so subscribers miss nothing across the gap.
-        log.warn('change stream failed; reopening', { collection: this.name, err: String(err) });
-      }
-      setTimeout(() => this.start(), isHistoryLost(err) ? 0 : 1000);
-    });
-  }
-
-  /**
-   * Reads a change stream until it is closed (resolves undefined) or fails (resolves the error).
-   * Pulls with tryNext() and pauses when nothing is there: a real MongoDB holds each getMore open up to
-   * maxAwaitTimeMS, but mongo-java-server answers at once, and the driver's own loop would then spin.
-   */
-  private async pump(stream: ChangeStream, emit: (e: FeedEvent) => void): Promise<unknown> {
-    while (!stream.closed && !this.closed) {
-      let change: ChangeStreamDocument | null;
-      try {
-        change = await stream.tryNext();
-      } catch (err) {
-        return stream.closed || this.closed ? undefined : err;
-      }
-      if (change) {
-        if (stream === this.stream) this.lastToken = change._id;
-        const e = toEvent(change);
-        if (e) emit(e);
-      } else {
-        await new Promise((r) => setTimeout(r, this.idleMs));
-      }
-    }
-    return undefined;
+    if (!this.closed) this.hub.start();
   }
 
   subscribe(fn: (e: FeedEvent) => void): () => void {
@@ -121,7 +185,15 @@ export class ChangeFeed {
     const stream = this.open(resumeAfter);
     this.resumed++;
     let open = true;
-    void this.pump(stream, fn).then((err) => {
+    void pump(
+      stream,
+      () => this.closed || !open,
+      this.idleMs,
+      (c) => {
+        const e = toEvent(c);
+        if (e) fn(e);
+      },
+    ).then((err) => {
       if (err) log.warn('resumed change stream failed', { collection: this.name, err: String(err) });
       if (open) ended?.(err);
     });
@@ -136,7 +208,7 @@ export class ChangeFeed {
     this.closed = true;
     this.subscribers.clear();
     this.observers.clear();
-    await this.stream?.close().catch(() => undefined);
+    if (this.ownHub) await this.hub.close();
   }
 }
 
@@ -158,15 +230,16 @@ export interface Feeds {
 }
 
 export function createFeeds(store: Store, limits?: StreamLimitsConfig): Feeds {
-  const jobs = new ChangeFeed(store.col(Collections.jobs), 'jobs');
-  const results = new ChangeFeed(store.col(Collections.results), 'results');
-  const sqlHistory = new ChangeFeed(store.col(Collections.sqlHistory), 'sqlHistory');
+  const hub = new FeedHub(store.db);
+  const jobs = new ChangeFeed(store.col(Collections.jobs), 'jobs', hub);
+  const results = new ChangeFeed(store.col(Collections.results), 'results', hub);
+  const sqlHistory = new ChangeFeed(store.col(Collections.sqlHistory), 'sqlHistory', hub);
   const all = [jobs, results, sqlHistory];
   return {
     jobs,
     results,
     sqlHistory,
     limits: new StreamLimits(limits),
-    close: async () => void (await Promise.all(all.map((f) => f.close()))),
+    close: async () => void (await Promise.all([...all.map((f) => f.close()), hub.close()])),
   };
 }

@@ -299,10 +299,19 @@ class IndexedOplog implements Oplog {
         return new OplogPosition(new BsonTimestamp(ts)).isAfter(position);
     }
 
+    /** A collection's stream sees its collection and its database's commands; `db.1` is `db.watch()`. */
     private static boolean matchesNamespace(String entryNs, String namespace) {
         if (entryNs.equals(namespace)) return true;
         int a = entryNs.indexOf('.'), b = namespace.indexOf('.');
-        return entryNs.substring(a + 1).equals("$cmd") && entryNs.substring(0, a).equals(namespace.substring(0, b));
+        if (!entryNs.substring(0, a).equals(namespace.substring(0, b))) return false;
+        return namespace.substring(b + 1).equals("1") || entryNs.substring(a + 1).equals("$cmd");
+    }
+
+    /** MongoDB's `ns` of an event: lets one database-wide stream tell its collections apart. */
+    private static Document ns(Document entry) {
+        String ns = (String) entry.get(NS);
+        int dot = ns.indexOf('.');
+        return new Document("db", ns.substring(0, dot)).append("coll", ns.substring(dot + 1));
     }
 
     private Document toEvent(Document entry, Document changeStream) {
@@ -313,23 +322,23 @@ class IndexedOplog implements Oplog {
         switch (op) {
             case "i":
                 return new Document(ID, id).append("operationType", "insert").append("fullDocument", o)
-                        .append("documentKey", new Document(ID, o.get(ID))).append("clusterTime", ts);
+                        .append("documentKey", new Document(ID, o.get(ID))).append("clusterTime", ts).append("ns", ns(entry));
             case "d":
                 return new Document(ID, id).append("operationType", "delete").append("fullDocument", null)
-                        .append("documentKey", o).append("clusterTime", ts);
+                        .append("documentKey", o).append("clusterTime", ts).append("ns", ns(entry));
             case "u": {
                 Document key = (Document) entry.get(O2);
                 boolean replacement = Boolean.TRUE.equals(entry.get("replacement")) || isReplacement(o);
                 if (replacement)
                     return new Document(ID, id).append("operationType", "replace").append("fullDocument", o)
-                            .append("documentKey", key).append("clusterTime", ts);
+                            .append("documentKey", key).append("clusterTime", ts).append("ns", ns(entry));
                 return new Document(ID, id).append("operationType", "update")
                         .append("fullDocument", lookUp(entry, key, o, changeStream))
-                        .append("documentKey", key).append("clusterTime", ts);
+                        .append("documentKey", key).append("clusterTime", ts).append("ns", ns(entry));
             }
             case "c":
                 return new Document(ID, id).append("operationType", o.keySet().iterator().next())
-                        .append("clusterTime", ts);
+                        .append("clusterTime", ts).append("ns", ns(entry));
             default:
                 throw new IllegalArgumentException("unknown oplog operation: " + op);
         }

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MongoClient, type Document } from 'mongodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { ChangeFeed, type FeedEvent } from '../../api/streams/feed';
+import { ChangeFeed, FeedHub, type FeedEvent } from '../../api/streams/feed';
 import { ROOT } from '../../lib/config';
 import { serverCommands, startLogged, waitForPort } from '../../scripts/services';
 import { eventually } from '../harness';
@@ -84,6 +84,29 @@ describe('change streams', () => {
       );
     await eventually(async () => (states(seen, 'job-1').length >= 10 ? true : undefined), 10_000, 50);
     expect(states(seen, 'job-1')).toEqual(written);
+  });
+
+  it("share one database-wide stream between feeds, each getting its own collection's events", async () => {
+    const client = await MongoClient.connect(inject('mongoUrl'));
+    cleanups.push(() => client.close());
+    const db = client.db('change-stream-hub');
+    const hub = new FeedHub(db);
+    cleanups.push(() => hub.close());
+    const a = new ChangeFeed(db.collection('a'), 'a', hub);
+    const b = new ChangeFeed(db.collection('b'), 'b', hub);
+    const seenA: FeedEvent[] = [];
+    const seenB: FeedEvent[] = [];
+    a.subscribe((e) => seenA.push(e));
+    b.subscribe((e) => seenB.push(e));
+    await new Promise((r) => setTimeout(r, 300));
+    await db.collection('a').insertOne({ _id: 'x', state: 'A1' } as Document);
+    await db.collection('other').insertOne({ _id: 'x', state: 'OTHER' } as Document);
+    await db.collection('b').insertOne({ _id: 'x', state: 'B1' } as Document);
+    await db.collection('a').replaceOne({ _id: 'x' } as Document, { state: 'A2' });
+    await eventually(async () => (seenA.length >= 2 && seenB.length >= 1 ? true : undefined), 10_000, 50);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(states(seenA, 'x')).toEqual(['A1', 'A2']);
+    expect(states(seenB, 'x')).toEqual(['B1']);
   });
 
   it('go on after the last event delivered when the server restarts: nothing written meanwhile is missed', async () => {
