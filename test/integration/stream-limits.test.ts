@@ -176,7 +176,12 @@ describe('clients that do not read', () => {
 
     // Far more than the kernel's socket buffers and the bound hold: 48 results of 256 KiB.
     const COUNT = 48;
-    for (let i = 0; i < COUNT; i++) await h.store.col(Collections.results).insertOne(result(group, 262_144) as never);
+    // One at a time, each read by the readers before the next: the readers share this process with the API,
+    // and a burst written faster than they can read would leave them behind the bound too.
+    for (let i = 0; i < COUNT; i++) {
+      await h.store.col(Collections.results).insertOne(result(group, 262_144) as never);
+      await eventually(async () => reader.events.length > i && socketEvents.length > i, 20_000, 10);
+    }
 
     await eventually(async () => {
       const m = await metrics();
