@@ -4,4 +4,8 @@
 // every passing run.
 import { setLogSink } from '../lib/log';
 
-setLogSink((level, line) => (level === 'error' || level === 'warn' ? console.error(line) : console.log(line)));
+import type { LogSink } from '../lib/log';
+
+export const consoleSink: LogSink = (level, line) =>
+  level === 'error' || level === 'warn' ? console.error(line) : console.log(line);
+setLogSink(consoleSink);

@@ -7,9 +7,10 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ClusterAdapter, DriverStatus } from '../../domain/driver';
-import { logger } from '../../lib/log';
+import { logger, setLogSink } from '../../lib/log';
 import { quietTemporal, startStack, type Stack } from '../../testkit/stack';
 import { call, eventually, form } from '../harness';
+import { consoleSink } from '../setup-logs';
 
 interface OtlpSpan {
   traceId: string;
@@ -114,6 +115,7 @@ describe('traces', () => {
     const write = process.stderr.write.bind(process.stderr);
     process.stderr.write = ((chunk: string) => (lines.push(String(chunk)), true)) as typeof process.stderr.write;
     let traceId = '';
+    setLogSink(undefined); // the service's own sink, not the test setup's console
     try {
       trace.getTracer('test').startActiveSpan('logging', (span) => {
         traceId = span.spanContext().traceId;
@@ -122,6 +124,7 @@ describe('traces', () => {
       });
     } finally {
       process.stderr.write = write;
+      setLogSink(consoleSink);
     }
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(lines.join('')).toContain(`traceId=${traceId}`);

@@ -1,5 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { formatHuman, formatJson, isSecretKey, logger, redact, setLogFormat, setLogLevel } from '../../lib/log';
+import {
+  formatHuman,
+  formatJson,
+  isSecretKey,
+  logger,
+  redact,
+  setLogFormat,
+  setLogLevel,
+  setLogSink,
+} from '../../lib/log';
+import { consoleSink } from '../setup-logs';
 
 const T = new Date('2025-03-04T05:06:07.089Z');
 
@@ -176,10 +186,13 @@ describe('redaction', () => {
 describe('logger', () => {
   let lines: ReturnType<typeof capture>;
   beforeEach(() => {
+    // What the service writes itself (the test setup routes lines through the console instead).
+    setLogSink(undefined);
     lines = capture();
     setLogLevel('info');
   });
   afterEach(() => {
+    setLogSink(consoleSink);
     vi.restoreAllMocks();
     setLogLevel('info');
     setLogFormat('human');
