@@ -16,7 +16,7 @@ import { authRoutes } from './auth/routes';
 import { clusterRoutes } from './clusters/routes';
 import { consoleAssets } from './console';
 import type { ApiDeps } from './deps';
-import { toHttp } from './errors';
+import { errorMiddleware, logServerErrors } from './errors';
 import { groupRoutes } from './groups/routes';
 import { healthRoutes } from './health/routes';
 import { jobRoutes } from './jobs/routes';
@@ -61,9 +61,8 @@ const openApiRoute = (doc: Record<string, unknown>): RouteDef =>
     handler: async () => doc,
   });
 
-/** The answer to a path no route has: paths match only as written. */
-export const noSuchPath = (method: string, p: string): string =>
-  `no such path: ${method} ${p} (paths are case-sensitive, with no trailing slash, as in the OpenAPI document)`;
+/** What the 404 of a path no route has adds: paths match only as written. */
+const PATH_HINT = 'paths are case-sensitive, with no trailing slash, as in the OpenAPI document';
 
 export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): Koa {
   const app = new Koa();
@@ -82,23 +81,7 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   app.use(
     auditTrail(deps.store, { maxPerMinute: deps.config.AUDIT_MAX_PER_MINUTE, registry: metrics.metrics.registry }),
   );
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        ctx.status = 404;
-        ctx.body = { message: noSuchPath(ctx.method, ctx.path) };
-      } else if (ctx.status === 405 && ctx.body === undefined) {
-        ctx.status = 405;
-        ctx.body = { message: `${ctx.method} is not a method of ${ctx.path}; it takes ${ctx.response.get('Allow')}` };
-      }
-    } catch (err) {
-      const { status, message, expose } = toHttp(err);
-      ctx.status = status;
-      ctx.body = { message };
-      if (!expose) log.error('request failed', { method: ctx.method, path: ctx.path, err });
-    }
-  });
+  app.use(errorMiddleware({ log, pathHint: PATH_HINT }));
 
   // Foreign Host names (DNS rebinding) and other web pages' state-changing calls, on every path.
   app.use(hostOriginGuard(deps.config, deps.config.API_HOST));
@@ -115,12 +98,7 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   const metricsGuard = guard(METRICS_ROLE);
   app.use((ctx, next) => (ctx.path === METRICS_PATH ? metricsGuard(ctx, () => metrics.serve(ctx, next)) : next()));
 
-  // Errors Koa reports outside a request's handling, e.g. a stream whose client went away.
-  app.on('error', (err: Error & { code?: string }) => {
-    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
-    log.error('server error', { err });
-  });
-  app.silent = true;
+  logServerErrors(app, log);
 
   // Every method is "implemented": an unknown one on a known path answers 405 with Allow, not 501.
   // Case-sensitive and strict: `/API/V1/auth/keys`, `/api/v1/auth/keys/`, `//api/v1/...` or `%61uth` match no route.

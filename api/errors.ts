@@ -1,7 +1,12 @@
-// The API's one family of client errors. The error middleware (app.ts) maps them to status + {message}.
+// The API's one family of client errors, the read that answers 404, and the one error middleware that both
+// Koa apps (app.ts, livy/app.ts) use to turn whatever a route throws into a status and {message}.
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type Koa from 'koa';
+import type { Middleware } from 'koa';
+import type { Collection, Document, Filter, WithId } from 'mongodb';
 import { z } from 'zod';
 import { FieldError } from '../domain/delimited';
+import type { Logger } from '../lib/log';
 
 export class ApiError extends Error {
   constructor(
@@ -19,6 +24,17 @@ export const overLimit = (m: string) => new ApiError(402, m);
 /** A cluster the request needs does not answer now; the message says which and why. */
 export const unavailable = (m: string) => new ApiError(503, m);
 
+/** The document `filter` finds in `col`; none answers 404 with `message`. */
+export async function findOr404<D extends Document>(
+  col: Collection<D>,
+  filter: Filter<D>,
+  message: string,
+): Promise<WithId<D>> {
+  const d = await col.findOne(filter);
+  if (!d) throw notFound(message);
+  return d;
+}
+
 /**
  * Runs a workflow update for a request: a validator's refusal is a state conflict (409, with the
  * validator's words); a workflow that no longer runs answers what `gone` says.
@@ -33,7 +49,7 @@ export async function workflowUpdate(fn: () => Promise<unknown>, gone: () => Api
   }
 }
 
-/** Validation failures of a field answer 409, as the interface lists it for validation. */
+/** The message of a validation failure: the first five issues, each with the field it concerns. */
 export function zodMessage(e: z.ZodError): string {
   return e.issues
     .slice(0, 5)
@@ -66,4 +82,54 @@ export function toHttp(err: unknown): { status: number; message: string; expose:
   if (name === 'ServiceError' && grpc === 14)
     return { status: 503, message: 'Temporal is unavailable; try again shortly', expose: false };
   return { status: 500, message: 'internal error', expose: false };
+}
+
+/** The answer to a path no route has: paths match only as written. */
+export const noSuchPath = (
+  method: string,
+  p: string,
+  hint = 'paths are case-sensitive, with no trailing slash',
+): string => `no such path: ${method} ${p} (${hint})`;
+
+export interface ErrorMiddlewareOptions {
+  log: Logger;
+  /** Appended to the 404 of a path no route has. */
+  pathHint?: string;
+  /** Status of a zod error a route lets escape: 409 (a field's value) unless the API says otherwise. */
+  zodStatus?: 400 | 409;
+}
+
+/**
+ * Every thrown error becomes its status and {message} (toHttp); 5xx messages stay generic and the error
+ * is logged. A path no route has answers 404, a method a path does not take 405 with Allow, both with
+ * a {message} too.
+ */
+export function errorMiddleware({ log, pathHint, zodStatus = 409 }: ErrorMiddlewareOptions): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { message: noSuchPath(ctx.method, ctx.path, pathHint) };
+      } else if (ctx.status === 405 && ctx.body === undefined) {
+        ctx.status = 405;
+        ctx.body = { message: `${ctx.method} is not a method of ${ctx.path}; it takes ${ctx.response.get('Allow')}` };
+      }
+    } catch (err) {
+      const { status, message, expose } =
+        err instanceof z.ZodError ? { status: zodStatus, message: zodMessage(err), expose: true } : toHttp(err);
+      ctx.status = status;
+      ctx.body = { message };
+      if (!expose) log.error('request failed', { method: ctx.method, path: ctx.path, err });
+    }
+  };
+}
+
+/** Logs errors Koa reports outside a request's handling, except a client that went away mid-answer. */
+export function logServerErrors(app: Koa, log: Logger): void {
+  app.silent = true;
+  app.on('error', (err: Error & { code?: string }) => {
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
+    log.error('server error', { err });
+  });
 }

@@ -11,7 +11,8 @@ export interface ListQuery {
   search?: string;
 }
 
-type Query = Record<string, string | string[] | undefined>;
+/** Query parameters as Koa parses them: a repeated name arrives as an array. */
+export type Query = Record<string, string | string[] | undefined>;
 
 /** `a=x&a=y` and `a=x,y` both → ['x', 'y']. */
 export function arrayParam(q: Query, name: string): string[] | undefined {

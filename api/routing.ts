@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Need } from './auth/roles';
 import { isEmptyRequest, readBody } from './body';
 import { badRequest } from './errors';
+import type { Query } from './list';
 
 export const API_PREFIX = '/api/v1';
 
@@ -21,7 +22,7 @@ export type Files = Record<string, UploadedFile[]>;
 export interface RouteInput<B> {
   body: B;
   params: Record<string, string>;
-  query: Record<string, string | string[] | undefined>;
+  query: Query;
   files: Files;
   ctx: Context;
 }

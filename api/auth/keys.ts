@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Config } from '../../lib/config';
 import { logger } from '../../lib/log';
 import { Collections, type Store } from '../../lib/mongo';
-import { notFound } from '../errors';
+import { findOr404 } from '../errors';
 import { findPage, searchFilter, type ListQuery, type Page } from '../list';
 import { Role, ROLES } from './roles';
 
@@ -91,9 +91,7 @@ export async function listKeys(store: Store, lq: ListQuery, includeRevoked: bool
 }
 
 export async function getKey(store: Store, keyId: string): Promise<ApiKey> {
-  const doc = await keys(store).findOne({ _id: keyId });
-  if (!doc) throw notFound(`no API key ${keyId}`);
-  return view(doc);
+  return view(await findOr404(keys(store), { _id: keyId }, `no API key ${keyId}`));
 }
 
 /** Revokes at once: the next request with the key answers 401. Revoking twice is not an error. */
@@ -103,9 +101,7 @@ export async function revokeKey(store: Store, keyId: string, revokedBy: string):
     { _id: keyId, revokedTime: { $exists: false } },
     { $set: { revokedTime: Date.now(), revokedBy } },
   );
-  const doc = await col.findOne({ _id: keyId });
-  if (!doc) throw notFound(`no API key ${keyId}`);
-  return view(doc);
+  return view(await findOr404(col, { _id: keyId }, `no API key ${keyId}`));
 }
 
 /** The live key a client sent, or undefined (unknown or revoked). */

@@ -9,7 +9,7 @@ import { ClusterType } from '../../domain/states';
 import { unsealClusterSecrets } from '../../lib/cluster-secrets';
 import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../deps';
-import { conflict, notFound } from '../errors';
+import { conflict, findOr404 } from '../errors';
 
 /** A DNS-1123 label, as Kubernetes requires of namespace names. */
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -34,8 +34,7 @@ const REQUEST_TIMEOUT_MS = 15_000;
 async function targetCluster(deps: Pick<ApiDeps, 'store'>, clusterName: string | undefined): Promise<ClusterDoc> {
   const clusters = deps.store.col<ClusterDoc>(Collections.clusters);
   if (clusterName !== undefined) {
-    const c = await clusters.findOne({ name: clusterName });
-    if (!c) throw notFound(`clusterName: cluster '${clusterName}' does not exist`);
+    const c = await findOr404(clusters, { name: clusterName }, `clusterName: cluster '${clusterName}' does not exist`);
     if (c.type !== ClusterType.K8S)
       throw conflict(`cluster '${clusterName}' is of type ${c.type}; only k8s clusters have namespaces`);
     return c;

@@ -4,7 +4,7 @@ import { jvmMemoryBytes } from '../../domain/delimited';
 import { ClusterType } from '../../domain/states';
 import type { MemorySettings, SparkSpec } from '../../domain/types';
 import { Collections, type Store } from '../../lib/mongo';
-import { notFound, overLimit } from '../errors';
+import { findOr404, overLimit } from '../errors';
 import { checkAccessSettings } from './access';
 
 interface ClusterDoc {
@@ -23,8 +23,11 @@ export async function checkCluster(
   spec: Pick<SparkSpec, 'clusterName' | 'memorySettings'> & Partial<Pick<SparkSpec, 'jobConfig'>>,
   instances = 1,
 ): Promise<ClusterDoc> {
-  const cluster = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: spec.clusterName });
-  if (!cluster) throw notFound(`clusterName: cluster '${spec.clusterName}' does not exist`);
+  const cluster = await findOr404(
+    store.col<ClusterDoc>(Collections.clusters),
+    { name: spec.clusterName },
+    `clusterName: cluster '${spec.clusterName}' does not exist`,
+  );
   if (spec.jobConfig) checkAccessSettings(cluster, spec.jobConfig);
   const quota = cluster.resourceQuota;
   if (quota) {

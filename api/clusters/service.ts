@@ -7,8 +7,8 @@ import type { Cluster, MemorySettings } from '../../domain/resources';
 import { ClusterType, TERMINAL_JOB_STATES } from '../../domain/states';
 import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../deps';
-import { conflict, notFound } from '../errors';
-import { findPage, parseListQuery, searchFilter, type Page } from '../list';
+import { conflict, findOr404 } from '../errors';
+import { findPage, parseListQuery, searchFilter, type Page, type Query } from '../list';
 import type { AccessSetting } from '../../domain/access-settings';
 import { checkAccessField, checkUrl, type ClusterCreate, type ClusterUpdate } from './schemas';
 import { checkClusterDefaults } from './access';
@@ -16,7 +16,6 @@ import { checkCredentialsResent } from './credentials';
 import { maskSecret, sealClusterSecrets as sealSecrets } from '../../lib/cluster-secrets';
 import { stopClusterEngines } from '../sql/engines/stop';
 
-type Query = Record<string, string | string[] | undefined>;
 export type ClusterDoc = Record<string, unknown> & { _id: string; id: string; name: string; type: string; url: string };
 
 const clustersOf = ({ store }: Pick<ApiDeps, 'store'>) => store.col<ClusterDoc>(Collections.clusters);
@@ -80,9 +79,7 @@ async function nameChecked<T>(name: string | undefined, fn: () => Promise<T>): P
 }
 
 export async function getClusterDoc(deps: Pick<ApiDeps, 'store'>, id: string): Promise<ClusterDoc> {
-  const d = await clustersOf(deps).findOne({ _id: id });
-  if (!d) throw notFound(`cluster '${id}' does not exist`);
-  return d;
+  return findOr404(clustersOf(deps), { _id: id }, `cluster '${id}' does not exist`);
 }
 
 export async function getCluster(deps: ApiDeps, id: string): Promise<Cluster> {

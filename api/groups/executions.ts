@@ -15,13 +15,11 @@ import { wakeSignal } from '../../workflows/group';
 import { jobInstanceWorkflow } from '../../workflows/job-instance';
 import type { ApiDeps } from '../deps';
 import { conflict } from '../errors';
-import { findPage, parseListQuery, searchFilter, type Page } from '../list';
+import { findPage, parseListQuery, searchFilter, type Page, type Query } from '../list';
 import { toResult } from '../resources';
 import { directChannel } from './direct';
 import type { ExecuteBody } from './schemas';
 import { getGroupDoc, getRecentGroupDoc } from './reads';
-
-type Query = Record<string, string | string[] | undefined>;
 
 /** The workflow input of an execution; refuses archived groups and a type the group's kind does not run. */
 async function executionOf(

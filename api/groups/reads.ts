@@ -6,7 +6,7 @@ import type { Group } from '../../domain/resources';
 import { DEFAULT_JOB_STATE_FILTER, GROUP_KINDS, GROUP_STATES, JOB_STATES } from '../../domain/states';
 import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../deps';
-import { notFound } from '../errors';
+import { findOr404 } from '../errors';
 import {
   arrayParam,
   enumArrayParam,
@@ -16,16 +16,14 @@ import {
   searchFilter,
   tagsFilter,
   type Page,
+  type Query,
 } from '../list';
 import { toJob } from '../resources';
 
-type Query = Record<string, string | string[] | undefined>;
 type GroupRecord = Omit<Group, 'jobs'>;
 
 export async function getGroupDoc({ store }: Pick<ApiDeps, 'store'>, groupId: string): Promise<Document> {
-  const d = await store.col(Collections.groups).findOne({ _id: groupId } as Document);
-  if (!d) throw notFound(`group '${groupId}' does not exist`);
-  return d;
+  return findOr404(store.col(Collections.groups), { _id: groupId } as Document, `group '${groupId}' does not exist`);
 }
 
 /** How long an execution may use a group document read before (this process forgets it on any change it makes). */
@@ -75,8 +73,7 @@ export async function getGroup(deps: ApiDeps, groupId: string, query: Query): Pr
 }
 
 export async function getGroupByName(deps: ApiDeps, name: string, query: Query): Promise<Group> {
-  const d = await deps.store.col(Collections.groups).findOne({ name });
-  if (!d) throw notFound(`no group is named '${name}'`);
+  const d = await findOr404(deps.store.col(Collections.groups), { name }, `no group is named '${name}'`);
   return withJobs(deps, d, jobStatesOf(query));
 }
 

@@ -19,7 +19,7 @@ import { deleteJobWorkflow, driverLogsWorkflow } from '../../workflows/ops';
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
 import { checkCluster } from '../clusters/quota';
 import type { ApiDeps } from '../deps';
-import { conflict, notFound, unavailable, workflowUpdate } from '../errors';
+import { conflict, findOr404, unavailable, workflowUpdate } from '../errors';
 import {
   arrayParam,
   enumArrayParam,
@@ -29,13 +29,12 @@ import {
   searchFilter,
   tagsFilter,
   type Page,
+  type Query,
 } from '../list';
 import { toJob } from '../resources';
 import type { Files } from '../routing';
 import { checkMainResource, parseMaxRetries, sparkSpecOf } from '../spark-form';
 import type { JobSubmitForm } from './schemas';
-
-type Query = Record<string, string | string[] | undefined>;
 
 const log = logger('api.jobs');
 
@@ -93,9 +92,9 @@ async function recordSubmitted({ store }: Pick<ApiDeps, 'store'>, job: Job): Pro
 }
 
 export async function getJob({ store }: Pick<ApiDeps, 'store'>, jobId: string): Promise<Job> {
-  const d = await store.col(Collections.jobs).findOne({ _id: jobId } as Document);
-  if (!d) throw notFound(`job '${jobId}' does not exist`);
-  return toJob(d);
+  return toJob(
+    await findOr404(store.col(Collections.jobs), { _id: jobId } as Document, `job '${jobId}' does not exist`),
+  );
 }
 
 /** A single job that still runs: instances of a group are handled through their group. */

@@ -13,7 +13,8 @@ import { requireRole } from '../auth/authenticate';
 import type { Need } from '../auth/roles';
 import { readBody } from '../body';
 import type { ApiDeps } from '../deps';
-import { badRequest, toHttp, zodMessage } from '../errors';
+import { badRequest, errorMiddleware, logServerErrors, zodMessage } from '../errors';
+import type { Query } from '../list';
 import { EXACT_PATHS } from '../routing';
 import { hostOriginGuard } from '../security/host-origin';
 import { batchLog, batchStateOf, createBatch, deleteBatch, getBatch, listBatches } from './batches';
@@ -51,8 +52,6 @@ export interface LivyRoute {
   body?: boolean;
   handler: (ctx: Koa.Context) => Promise<void>;
 }
-
-type Query = Record<string, string | string[] | undefined>;
 
 /** An optional integer query parameter (Livy's from and size). */
 function intQuery(q: Query, name: string): number | undefined {
@@ -245,38 +244,19 @@ function router(deps: ApiDeps): Router {
 
 export function createLivyApp(deps: ApiDeps, opts: LivyAppOptions = {}): Koa {
   const app = new Koa();
-  app.silent = true;
+  // Livy's own clients read `msg`: every error body carries it besides `message`.
   app.use(async (ctx, next) => {
-    try {
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        ctx.status = 404;
-        ctx.body = {
-          message: `no such path: ${ctx.method} ${ctx.path} (paths are case-sensitive, with no trailing slash)`,
-        };
-      } else if (ctx.status === 405 && ctx.body === undefined) {
-        ctx.status = 405;
-        ctx.body = { message: `${ctx.method} is not a method of ${ctx.path}; it takes ${ctx.response.get('Allow')}` };
-      }
-    } catch (err) {
-      const { status, message, expose } =
-        err instanceof z.ZodError ? { status: 400, message: zodMessage(err), expose: true } : toHttp(err);
-      ctx.status = status;
-      ctx.body = { message };
-      if (!expose) log.error('request failed', { method: ctx.method, path: ctx.path, err });
-    }
-    // Livy's own clients read `msg`.
+    await next();
     const b = ctx.body as { message?: unknown; msg?: unknown } | undefined;
     if (ctx.status >= 400 && b && typeof b === 'object' && typeof b.message === 'string') b.msg = b.message;
   });
+  // Livy answers a malformed request 400, a zod error included.
+  app.use(errorMiddleware({ log, zodStatus: 400 }));
   app.use(hostOriginGuard(deps.config, deps.config.LIVY_HOST));
   for (const m of opts.before ?? []) app.use(m);
   const routes = router(deps);
   app.use(routes.routes());
   app.use(routes.allowedMethods({ throw: false }));
-  app.on('error', (err: Error & { code?: string }) => {
-    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
-    log.error('server error', { err });
-  });
+  logServerErrors(app, log);
   return app;
 }

@@ -1,9 +1,9 @@
 // Livy's integer ids and what they stand for, in the `livyIds` collection: counters allocated atomically
 // ($inc with upsert), sessions → groups, statements → executions, batches → single jobs. Deleting a
 // session or batch marks its record; the group or job itself stays in the main API's history.
-import type { Collection } from 'mongodb';
+import type { Collection, Filter } from 'mongodb';
 import { Collections, type Store } from '../../lib/mongo';
-import { notFound } from '../errors';
+import { findOr404, notFound } from '../errors';
 import type { SessionKind, StatementKind } from './shapes';
 
 export interface SessionRecord {
@@ -62,6 +62,9 @@ export async function insertRecord(store: Store, doc: SessionRecord | StatementR
   await col(store).insertOne(doc);
 }
 
+/** The record of `key` unless deleted (a deleted session or batch names nothing). */
+const live = (key: string): Filter<LivyDoc> => ({ _id: key, deleted: { $ne: true } }) as Filter<LivyDoc>;
+
 /** Livy ids in paths are integers; anything else names nothing. */
 const parseId = (raw: string, what: string): number => {
   if (!/^\d{1,9}$/.test(raw)) throw notFound(`${what} '${raw}' not found`);
@@ -70,23 +73,18 @@ const parseId = (raw: string, what: string): number => {
 
 export async function findSession(store: Store, raw: string): Promise<SessionRecord> {
   const id = parseId(raw, 'Session');
-  const d = (await col(store).findOne({ _id: sessionKey(id) })) as SessionRecord | null;
-  if (!d || d.deleted) throw notFound(`Session '${raw}' not found.`);
-  return d;
+  return (await findOr404(col(store), live(sessionKey(id)), `Session '${raw}' not found.`)) as SessionRecord;
 }
 
 export async function findBatch(store: Store, raw: string): Promise<BatchRecord> {
   const id = parseId(raw, 'Batch');
-  const d = (await col(store).findOne({ _id: batchKey(id) })) as BatchRecord | null;
-  if (!d || d.deleted) throw notFound(`Batch '${raw}' not found.`);
-  return d;
+  return (await findOr404(col(store), live(batchKey(id)), `Batch '${raw}' not found.`)) as BatchRecord;
 }
 
 export async function findStatement(store: Store, sessionId: number, raw: string): Promise<StatementRecord> {
   const id = parseId(raw, 'Statement');
-  const d = (await col(store).findOne({ _id: statementKey(sessionId, id) })) as StatementRecord | null;
-  if (!d) throw notFound(`Statement '${raw}' not found in session ${sessionId}.`);
-  return d;
+  const message = `Statement '${raw}' not found in session ${sessionId}.`;
+  return (await findOr404(col(store), { _id: statementKey(sessionId, id) }, message)) as StatementRecord;
 }
 
 export async function markRecord(store: Store, key: string, fields: { deleted?: true; cancelled?: true }) {

@@ -33,7 +33,7 @@ import {
 import { checkUploads, discardUploads, storeUploads } from '../artifacts';
 import { checkCluster } from '../clusters/quota';
 import type { ApiDeps } from '../deps';
-import { notFound, workflowUpdate } from '../errors';
+import { findOr404, notFound, workflowUpdate } from '../errors';
 import {
   arrayParam,
   enumArrayParam,
@@ -43,6 +43,7 @@ import {
   searchFilter,
   tagsFilter,
   type Page,
+  type Query,
 } from '../list';
 import { releaseName, reserveName } from '../names';
 import { toJob } from '../resources';
@@ -51,13 +52,14 @@ import { checkMainResource, memoryFormOf, parseMaxRetries, sparkSpecOf } from '.
 import type { ScheduleCreateForm, ScheduleDetail, ScheduleUpdateForm } from './schemas';
 import { checkCron, checkWindow, timeOf } from './timing';
 
-type Query = Record<string, string | string[] | undefined>;
 type ScheduleRecord = Omit<Schedule, 'jobs'>;
 
 export async function getScheduleDoc({ store }: Pick<ApiDeps, 'store'>, scheduleId: string): Promise<Document> {
-  const d = await store.col(Collections.schedules).findOne({ _id: scheduleId } as Document);
-  if (!d) throw notFound(`schedule '${scheduleId}' does not exist`);
-  return d;
+  return findOr404(
+    store.col(Collections.schedules),
+    { _id: scheduleId } as Document,
+    `schedule '${scheduleId}' does not exist`,
+  );
 }
 
 /** The schedule resource: the read-model document with its newest 20 jobs (in the given states). */
@@ -102,8 +104,7 @@ export async function getSchedule(deps: ApiDeps, scheduleId: string): Promise<Sc
 }
 
 export async function getScheduleByName(deps: ApiDeps, name: string): Promise<Schedule> {
-  const d = await deps.store.col(Collections.schedules).findOne({ name });
-  if (!d) throw notFound(`no schedule is named '${name}'`);
+  const d = await findOr404(deps.store.col(Collections.schedules), { name }, `no schedule is named '${name}'`);
   return withJobs(deps, d);
 }
 

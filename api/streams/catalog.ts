@@ -3,11 +3,10 @@
 import type { Document } from 'mongodb';
 import { parseTags } from '../../domain/delimited';
 import { SQL_ENGINES } from '../../domain/sql';
-import { arrayParam, enumArrayParam } from '../list';
+import { arrayParam, enumArrayParam, type Query } from '../list';
 import type { Need } from '../auth/roles';
 import { toJob, toResult, toSqlHistory } from '../resources';
 
-export type Query = Record<string, string | string[] | undefined>;
 export type Predicate = (doc: Document) => boolean;
 
 const inList = (list: string[] | undefined, v: unknown) => !list?.length || list.includes(String(v));

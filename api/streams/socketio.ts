@@ -2,7 +2,8 @@
 import type http from 'node:http';
 import { Server as SocketServer, type ExtendedError, type ServerOptions, type Socket } from 'socket.io';
 import type { Need } from '../auth/roles';
-import { STREAMS, type Predicate, type Query } from './catalog';
+import type { Query } from '../list';
+import { STREAMS, type Predicate } from './catalog';
 import type { Feeds } from './feed';
 import { dropSocket, socketBacklog } from './limits';
 

@@ -4,10 +4,8 @@ import type { Document } from 'mongodb';
 import { SQL_ENGINES, SQL_STATEMENT_STATES, type SqlHistoryEntry } from '../../../domain/sql';
 import { Collections } from '../../../lib/mongo';
 import type { ApiDeps } from '../../deps';
-import { arrayParam, enumArrayParam, findPage, parseListQuery, searchFilter, type Page } from '../../list';
+import { arrayParam, enumArrayParam, findPage, parseListQuery, searchFilter, type Page, type Query } from '../../list';
 import { toSqlHistory } from '../../resources';
-
-type Query = Record<string, string | string[] | undefined>;
 
 const SORTABLE = ['creationTime', 'startTime', 'completionTime', 'state', 'engine', 'clusterId', 'clusterName'];
 

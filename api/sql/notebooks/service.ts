@@ -5,9 +5,8 @@ import type { SqlNotebook, SqlNotebookData } from '../../../domain/sql';
 import { Collections } from '../../../lib/mongo';
 import type { ApiDeps } from '../../deps';
 import { conflict, notFound } from '../../errors';
-import { findPage, parseListQuery, resourceOf, searchFilter, type Page } from '../../list';
+import { findPage, parseListQuery, resourceOf, searchFilter, type Page, type Query } from '../../list';
 
-type Query = Record<string, string | string[] | undefined>;
 type NotebookDoc = SqlNotebook & { _id: string; createdTime: number; updatedTime: number };
 
 const TIMES = ['createdTime', 'updatedTime'];

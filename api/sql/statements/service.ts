@@ -5,9 +5,8 @@ import type { SqlSaved, SqlSavedData } from '../../../domain/sql';
 import { Collections } from '../../../lib/mongo';
 import type { ApiDeps } from '../../deps';
 import { notFound } from '../../errors';
-import { findPage, parseListQuery, resourceOf, searchFilter, type Page } from '../../list';
+import { findPage, parseListQuery, resourceOf, searchFilter, type Page, type Query } from '../../list';
 
-type Query = Record<string, string | string[] | undefined>;
 type SavedDoc = SqlSaved & { _id: string; createdTime: number; updatedTime: number };
 
 const TIMES = ['createdTime', 'updatedTime'];
