@@ -91,7 +91,7 @@ const schema = z.object({
   SECRET_KEY: z.string().optional(),
   /** Largest page size a list accepts. */
   MAX_PAGE_SIZE: z.coerce.number().int().min(1).default(1000),
-  /** Maximum log lines per logs request (spec §8: service.api.job.logs.maxLines). */
+  /** Largest `logSize` (lines per driver) of GET /job/{jobId}/logs; the Livy logs read up to this many. */
   LOGS_MAX_LINES: z.coerce.number().int().min(1).default(25000),
   /** Maximum scale of a group (402 above it). */
   MAX_GROUP_SCALE: z.coerce.number().int().min(1).default(16),

@@ -1,5 +1,6 @@
-// Clusters (spec §2.8, §4.21–4.24): plain documents owned by the API (no workflow). Secrets are sealed on
-// the way in (secrets.ts); names are unique through the collection's unique index.
+// Clusters (GET, POST /cluster; GET, PUT, DELETE /cluster/{clusterId}): plain documents owned by the API (no
+// workflow). Secrets are sealed on the way in (lib/cluster-secrets.ts); names are unique through the
+// collection's unique index.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { parseMemorySettings } from '../../domain/memory';

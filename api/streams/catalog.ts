@@ -1,5 +1,5 @@
-// The streams of the interface (operations 4.9, 4.20) and the query-history stream, with their filters,
-// shared by both transports.
+// The streams of group results (GET /group/job/result/updates), of jobs (GET /job/updates) and of the query
+// history (GET /sql/history/updates), with their filters, shared by SSE and Socket.IO.
 import type { Document } from 'mongodb';
 import { parseTags } from '../../domain/delimited';
 import { SQL_ENGINES } from '../../domain/sql';
@@ -11,7 +11,7 @@ export type Predicate = (doc: Document) => boolean;
 
 const inList = (list: string[] | undefined, v: unknown) => !list?.length || list.includes(String(v));
 
-/** Filters of §4.9 and §4.20: every given filter must match; within one filter any value matches. */
+/** Filters of the job and result streams: every given filter must match; within one filter any value matches. */
 export function streamFilter(q: Query): Predicate {
   const jobIds = arrayParam(q, 'jobIds');
   const groupIds = arrayParam(q, 'groupIds');
