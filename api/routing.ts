@@ -61,7 +61,7 @@ function normaliseFiles(raw: unknown): Files {
   return out;
 }
 
-/** Form bodies: a repeated field arrives as an array; the interface's form fields are single strings. */
+/** Form bodies: a repeated field arrives as an array; every form field of the API is a single string. */
 function normaliseForm(raw: unknown): Record<string, unknown> {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return {};
   return Object.fromEntries(
@@ -206,7 +206,7 @@ export function openApiDocument(defs: RouteDef[]): Record<string, unknown> {
   };
 }
 
-/** Query parameters of every list (API.md "Lists"). */
+/** Query parameters of every list: page, size, sort, search. */
 export const LIST_QUERY = [
   { name: 'page', description: 'page number, from 0 (default 0)' },
   { name: 'size', description: 'page size (default 10, bounded by MAX_PAGE_SIZE)' },

@@ -3,7 +3,7 @@
 // Python IlumJob, and a Java cloud.ilum.job.Job (compiled here) that the runner calls in the driver's JVM.
 // Overhead is the HTTP round trip minus the time the runner itself measured around run()
 // (result.endTime − startTime). Then 8 concurrent callers for a fixed time, per group. Beside each, its
-// floor: the same calls straight to the drivers' direct channels (no API). Targets (issue 11): round trip
+// floor: the same calls straight to the drivers' direct channels (no API). Targets: round trip
 // p50 < 8 ms, p99 < 30 ms; 8 callers > 150 executions/s.
 //
 //   npm run bench:group         BENCH_N (500), BENCH_WARMUP (20), BENCH_CONCURRENCY (8),

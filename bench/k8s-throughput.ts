@@ -1,7 +1,7 @@
 // (b) Sustained single-job throughput with the real k8s adapter against the in-process fake Kubernetes
 // API server (pods Pending 20 ms, Running 200 ms, then Succeeded; artifacts to an S3 served by moto). Submits continuously for a fixed
 // time with a bounded number of submissions in flight, then lets the accepted jobs drain.
-// Target (issue 11): > 2,000 jobs per minute both accepted and FINISHED, on a 2-core machine. Submissions no
+// Target: > 2,000 jobs per minute both accepted and FINISHED, on a 2-core machine. Submissions no
 // longer wait for the workflow, so the two can differ: what is accepted but not yet ended shows as the backlog.
 //
 //   npm run bench:k8s           BENCH_SECONDS (60), BENCH_CONCURRENCY (16), BENCH_DRAIN_SECONDS (60)

@@ -1,7 +1,7 @@
 // (d) Schedule delay: from a run's nominal cron time to its job's submitTime, over at least 20 firings
 // of a '@every 2s' schedule. The recording adapter stands in for the cluster (no Spark), so each run
 // ends long before the next tick and the overlap policy never holds a run back.
-// Target (issue 11): p99 < 100 ms.
+// Target: p99 < 100 ms.
 //
 // Temporal's scheduler sleeps at least one second between its passes, its first pass included, so a tick less
 // than a second after the schedule's creation fires one second after the creation (measured on Server 1.32:

@@ -4,7 +4,7 @@
 //   - `select 1`, sequential, API and direct calls alternating: overhead = API − direct (p50, p99)
 //   - a 100,000-row result: rows/s through the API vs direct
 //   - 8 concurrent clients for a fixed time: statements/s through the API vs direct (8 direct sessions)
-// Targets (issue): overhead p50 < 5 ms and p99 < 20 ms; 100,000 rows at ≥ 80 % of direct; 8 clients at ≥ 80 %.
+// Targets: overhead p50 < 5 ms and p99 < 20 ms; 100,000 rows at ≥ 80 % of direct; 8 clients at ≥ 80 %.
 //
 //   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (5), BENCH_SECONDS (10),
 //                              BENCH_CONCURRENCY (8), BENCH_ENGINES (SPARK_SQL,TRINO)

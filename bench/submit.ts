@@ -1,6 +1,6 @@
 // (a) Submit overhead: from the start of POST /api/v1/job/submit (multipart, a PYTHON job with one tiny
 // pyFile) to the cluster adapter's launch call, with a recording adapter so no Spark runs.
-// Sequential submissions, then 8 concurrent submitters. Target (issue 11): p50 < 25 ms.
+// Sequential submissions, then 8 concurrent submitters. Target: p50 < 25 ms.
 //
 //   npm run bench:submit        BENCH_N (200), BENCH_CONCURRENCY (8), BENCH_WARMUP (10)
 import { performance } from 'node:perf_hooks';

@@ -31,7 +31,7 @@ export function parseTags(field: string, s: string | undefined): Record<string, 
   return out;
 }
 
-/** Record → canonical `key=value;key2=value2` string, as the interface returns tags. */
+/** Record → canonical `key=value;key2=value2` string, as the API returns tags. */
 export const formatTags = (tags: Record<string, string>): string =>
   Object.entries(tags)
     .map(([k, v]) => `${k}=${v}`)

@@ -17,8 +17,7 @@ export type MemoryForm = Partial<Record<(typeof MEMORY_FIELDS)[number], string>>
 
 /**
  * Parses the memory form fields. `base` supplies values for fields the form leaves out (updates).
- * minExecutors is read as the lower bound and maxExecutors as the upper bound, as their names say
- * (the interface's field descriptions are inverted; we follow the names).
+ * minExecutors is read as the lower bound and maxExecutors as the upper bound, as their names say.
  */
 export function parseMemorySettings(form: MemoryForm, base?: MemorySettings): MemorySettings {
   const int = (

@@ -1,4 +1,4 @@
-// Resource shapes of the interface (docs/api.md) as the read models store them and the API returns them.
+// Resource shapes of the API (docs/api.md) as the read models store them and the API returns them.
 // Each shape is written once, as a zod schema; its TypeScript type is inferred from it. The API uses
 // the schemas for its OpenAPI document, the projections and workflows use the types (domain/types.ts
 // re-exports them, type-only, so no workflow bundle carries zod).
@@ -20,7 +20,7 @@ export const MemorySettings = z.object({
 });
 export type MemorySettings = z.infer<typeof MemorySettings>;
 
-/** docs/api.md: Job. `language` is documented as a plain string, as the interface lists it for jobs. */
+/** docs/api.md: Job. Its `language` is typed a plain string, not the enum of groups and schedules. */
 export const Job = z.object({
   jobId: z.string(),
   groupId: z.string().optional(),

@@ -1,5 +1,5 @@
 // Applying a settings change (PATCH/update) to a record and the spec it was made from. Groups and
-// schedules share most fields; each record keeps the delimited-string form the interface returns,
+// schedules share most fields; each record keeps the delimited-string form the API returns,
 // while the spec keeps the structured form the drivers are launched with.
 import { mergeArtifacts } from './artifacts';
 import { formatTags } from './delimited';

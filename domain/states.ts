@@ -1,4 +1,4 @@
-// States of the interface (docs/api.md: Job states) as const objects with derived union types.
+// States and kinds of jobs, groups, schedules, clusters and SQL engines as const objects with derived union types.
 // Deterministic: imported by workflows and by the API alike.
 
 export const JobState = {

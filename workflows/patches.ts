@@ -3,14 +3,14 @@
 // together share one id: a workflow started before them replays without the marker and keeps the old steps.
 
 /**
- * Fewer steps per workflow task (issue 11): no OpenTelemetry interceptors for untraced workflows
+ * Fewer steps per workflow task: no OpenTelemetry interceptors for untraced workflows
  * (workflows/trace-interceptors.ts), and the single job's leaner steps (workflows/job-run.ts).
  */
 export const FEWER_STEPS = 'fewer-steps-per-task';
 
 /**
  * The watch activity of a single job also writes FINISHED and removes the driver when it succeeds, so a job
- * that runs to its end costs one workflow task and one activity less (workflows/job-run.ts, issue 11).
+ * that runs to its end costs one workflow task and one activity less (workflows/job-run.ts).
  */
 export const FINISH_IN_WATCH = 'finish-in-watch';
 

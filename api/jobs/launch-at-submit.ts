@@ -1,4 +1,4 @@
-// Launch at submit (issue 11): right after the durable start of a single job's workflow, the API launches the
+// Launch at submit (LAUNCH_AT_SUBMIT): right after the durable start of a single job's workflow, the API launches the
 // first try's driver itself, so the driver does not wait for the workflow's first task (its dispatch and the
 // task cost 40–60 ms on a 2-core machine). The workflow's own launch, a moment later, finds that driver: a
 // launch is idempotent per driverId (a local driver's folder is its lock; a pod's name is unique in its

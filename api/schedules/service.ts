@@ -1,4 +1,4 @@
-// Schedules (spec §2.6, §3.3, §4.11–4.15): each is a Temporal Schedule `schedule/<scheduleId>` kept by
+// Schedules (/schedule and /schedule/{scheduleId}): each is a Temporal Schedule `schedule/<scheduleId>` kept by
 // the workflow `schedulekeeper/<scheduleId>`; every run is an ordinary single job carrying the
 // scheduleId. The name is reserved before the keeper starts; every change is an update of the keeper.
 import { WithStartWorkflowOperation } from '@temporalio/client';

@@ -15,7 +15,7 @@ export class ApiError extends Error {
   }
 }
 
-/** The page envelope of every list (spec §2.2). */
+/** The page envelope of every list. */
 export interface Page<T> {
   content: T[];
   totalElements: number;

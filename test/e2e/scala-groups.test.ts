@@ -176,7 +176,7 @@ beforeAll(async () => {
   const mainJar = buildJar('jobs', MAIN_JAR, [jobApi]);
   const extraJar = buildJar('extra', EXTRA_JAR, [jobApi, fetchCsvJar()]);
 
-  // No language: the interface's default, SCALA. Both groups start at once; drivers are slow to come up.
+  // No language: the default, SCALA. Both groups start at once; drivers are slow to come up.
   const [jobs, code] = await Promise.all([
     call(
       h,

@@ -1,4 +1,4 @@
-// Replay safety of the single job workflow: histories recorded by the code before the issue 11 changes (with the
+// Replay safety of the single job workflow: histories recorded by the code before the FEWER_STEPS changes (with the
 // OpenTelemetry interceptors compiled into the bundle, as deployed then) replay under today's workflows and
 // interceptors without a determinism error, so jobs running during an upgrade go on. The fixtures were made by
 // running the older code against a dev server (a whole run with a failed try, a cancel mid-launch, a stop),
