@@ -1,4 +1,4 @@
-// Lists (API.md "Lists", spec §2.2): page, size, sort, search, array filters in both forms, page envelope.
+// Lists: page, size, sort, search, array filters in both forms (`a=x&a=y`, `a=x,y`), page envelope.
 import type { Collection, Document, Filter, Sort } from 'mongodb';
 import { z } from 'zod';
 import { conflict } from './errors';
