@@ -68,7 +68,7 @@ const lifecycleRoutes = (deps: ApiDeps) => [
     path: '/group/:groupId',
     role: 'operator',
     tag: 'groups',
-    summary: 'Update a group (4.4); Spark settings restart the instances, one by one',
+    summary: 'Update a group (4.4); Spark settings start new instances, which replace the old once one is READY',
     body: { kind: 'form', schema: GroupUpdateForm, files: GROUP_FILES },
     errors: [400, 402, 404, 409],
     handler: ({ params, body, files }) => updateGroup(deps, params.groupId, body, files),

@@ -86,7 +86,7 @@ export const jobRoutes = (deps: ApiDeps) => [
     path: '/job/:jobId',
     role: 'operator',
     tag: 'jobs',
-    summary: 'Delete a finished, failed or cancelled job with its driver files',
+    summary: 'Delete a finished, failed or cancelled job: what is left of its drivers, then its record',
     errors: [404, 409],
     handler: ({ params }) => deleteJob(deps, params.jobId),
   }),

@@ -1,7 +1,7 @@
 // The edit-group form (PUT /group/{id}, multipart): description, tags, Spark configuration, Python requirements,
 // Maven packages, pause when idle, memory settings, and more code files to load. Only the fields changed are
-// sent (an emptied one is sent empty, which clears it); the service restarts the instances one by one when a
-// Spark setting changed. Scale has its own control on the page. Opened from a group's page in a dialog; the
+// sent (an emptied one is sent empty, which clears it); when a Spark setting changed, the service starts new
+// instances, which replace the old ones once one is READY. Scale has its own control on the page. Opened from a group's page in a dialog; the
 // API's refusal shows above the form and next to the field it names.
 import { put } from '../api';
 import type { Group } from '../types';
@@ -65,7 +65,10 @@ export function EditGroupForm({ group, onSaved }: { group: Group; onSaved: () =>
   return (
     <form onSubmit={onSubmit} noValidate aria-label="Edit the group">
       <Refusal form={form} />
-      <p class="muted">Changing Spark settings restarts the instances one by one; running executions finish first.</p>
+      <p class="muted">
+        Changing Spark settings starts new instances, which replace the old ones once one is ready; running executions
+        finish first.
+      </p>
       <div class="form-cols">
         {form.area('jobConfig', 'Spark configuration', 'key=value;key2=value2')}
         {form.input('tags', 'Tags', 'key=value;key2=value2')}

@@ -106,7 +106,7 @@ export function JobPage({ params }: PageProps) {
         {ended && single && (
           <ConfirmButton
             label="Delete"
-            question="Delete the job and its driver files?"
+            question="Delete the job and what is left of its drivers?"
             hidden={!canOperate}
             onConfirm={async () => {
               const ok = await act('Job deleted', () => del(`/job/${encodeURIComponent(jobId)}`));
