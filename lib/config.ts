@@ -182,6 +182,9 @@ const schema = z.object({
   CRASH_BACKOFF_MAX_MS: z.coerce.number().int().min(0).default(60_000),
 });
 
+/** The name of every setting, in the order above. */
+export const SETTINGS = Object.keys(schema.shape) as (keyof z.infer<typeof schema>)[];
+
 export const OIDC_AUDIENCE_REQUIRED =
   'invalid configuration: OIDC_AUDIENCE: is required with OIDC_ISSUER (the `aud` your issuer puts in tokens for ' +
   'this service, often its client id)';
