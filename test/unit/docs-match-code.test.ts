@@ -1,0 +1,201 @@
+// What the docs name and count, checked against the code that defines it: the routes (docs/api.md's
+// operation index and Livy table against the route tables), the streams, the settings (README's
+// configuration table against lib/config.ts's schema), the Temporal search attributes, the MongoDB
+// collections, the test files, and every repository path the docs mention. Each check names what is
+// missing on which side, so a failure says which doc or which code to change.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { allRoutes } from '../../api/app';
+import type { ApiDeps } from '../../api/deps';
+import { livyRoutes } from '../../api/livy/app';
+import { STREAMS } from '../../api/streams/catalog';
+import { SearchAttr } from '../../domain/ids';
+import { loadConfig, ROOT, SETTINGS } from '../../lib/config';
+import { Collections } from '../../lib/mongo';
+
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+const README = read('README.md');
+const API = read('docs/api.md');
+const ARCHITECTURE = read('docs/architecture.md');
+
+/** The text under a `## ` (or deeper) heading, up to the next heading of the same or a higher level. */
+function section(md: string, heading: string): string {
+  const lines = md.split('\n');
+  const start = lines.findIndex((l) => /^#+ /.test(l) && l.replace(/^#+ /, '') === heading);
+  if (start < 0) throw new Error(`no heading '${heading}'`);
+  const level = lines[start].indexOf(' ');
+  const end = lines.findIndex((l, i) => i > start && /^#+ /.test(l) && l.indexOf(' ') <= level);
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
+}
+
+/** Cells of the rows of the Markdown tables in `text` (header and separator rows left out). */
+function tableRows(text: string): string[][] {
+  const rows: string[][] = [];
+  let inTable = false;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('|')) {
+      inTable = false;
+      continue;
+    }
+    const cells = line.slice(1, line.endsWith('|') ? -1 : undefined).split(' | ');
+    if (!inTable)
+      inTable = true; // the header row
+    else if (!/^\|[-| :]+\|$/.test(line)) rows.push(cells.map((c) => c.trim()));
+  }
+  return rows;
+}
+
+const all = (text: string, rx: RegExp): string[] => [...text.matchAll(rx)].map((m) => m[1]);
+
+/** `name`s on one side missing on the other, in words; empty when both sides agree. */
+function mismatch(what: string, code: Iterable<string>, docs: Iterable<string>, where: string): string[] {
+  const c = new Set(code);
+  const d = new Set(docs);
+  return [
+    ...[...c].filter((x) => !d.has(x)).map((x) => `${what} ${x} is in the code but not in ${where}`),
+    ...[...d].filter((x) => !c.has(x)).map((x) => `${where} names ${what} ${x}, which the code does not have`),
+  ];
+}
+
+const deps = {
+  config: loadConfig({ SECRET_KEY: 'a'.repeat(64) }),
+  store: { col: () => ({}) },
+  temporal: {},
+  feeds: { jobs: {}, results: {}, sqlHistory: {} },
+} as unknown as ApiDeps;
+
+const asDocPath = (p: string) => p.replace(/:(\w+)/g, '{$1}');
+const METHOD_PATH = /`((?:GET|POST|PUT|DELETE) \/[^`?\s]*)/g;
+
+describe('docs/api.md', () => {
+  it('lists every route of /api/v1 in its operation index, and no other', () => {
+    const routes = allRoutes(deps).map((r) => `${r.method.toUpperCase()} ${asDocPath(r.path)}`);
+    const index = tableRows(section(API, 'Operation index')).flatMap((row) => all(row[2] ?? '', METHOD_PATH));
+    expect(mismatch('route', routes, index, 'the operation index of docs/api.md')).toEqual([]);
+  });
+
+  it('lists every route of the Livy API in its table, and no other', () => {
+    const routes = livyRoutes(deps).map((r) => `${r.method.toUpperCase()} ${asDocPath(r.path)}`);
+    const table = tableRows(section(API, 'Livy-compatible API')).flatMap((row) => all(row[0], METHOD_PATH));
+    expect(mismatch('route', routes, table, 'the Livy table of docs/api.md')).toEqual([]);
+  });
+
+  it('gives each stream its SSE path, Socket.IO namespace and event', () => {
+    const code = STREAMS.map((s) => `GET ${s.path} ${s.namespace} ${s.event}`);
+    const rows = tableRows(section(API, 'Streams')).filter((row) => row[1]?.startsWith('`GET /'));
+    const docs = rows.map((row) => {
+      const [sse, nsEvent] = [all(row[1] ?? '', /`([^`]+)`/g)[0], all(row[2] ?? '', /`([^`]+)`/g)];
+      return `${sse} ${nsEvent.join(' ')}`;
+    });
+    expect(mismatch('stream', code, docs, 'the streams table of docs/api.md')).toEqual([]);
+  });
+});
+
+describe('README.md', () => {
+  it('lists every setting of lib/config.ts in its configuration table, and no other', () => {
+    const table = tableRows(section(README, 'Configuration')).flatMap((row) => all(row[0], /`([A-Z][A-Z0-9_]+)`/g));
+    expect(mismatch('setting', SETTINGS, table, "README.md's configuration table")).toEqual([]);
+  });
+
+  it('names the Socket.IO namespaces the API serves', () => {
+    const line = README.split('\n').find((l) => l.includes('Socket.IO namespaces'));
+    expect(line, 'README.md: the line naming the Socket.IO namespaces').toBeDefined();
+    const docs = all(line!.slice(line!.indexOf('Socket.IO namespaces')), /`(\/[\w-]+)`/g);
+    expect(
+      mismatch(
+        'namespace',
+        STREAMS.map((s) => s.namespace),
+        docs,
+        'README.md',
+      ),
+    ).toEqual([]);
+  });
+
+  it('states the number of test files of each vitest project', () => {
+    const text = section(README, 'Tests').replace(/\s+/g, ' ');
+    for (const project of ['unit', 'integration', 'e2e']) {
+      const dir = `test/${project}`;
+      const stated = new RegExp('`' + dir + '` \\((\\d+) files').exec(text)?.[1];
+      const actual = readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.test.ts')).length;
+      expect(stated, `README.md, Tests: "\`${dir}\` (N files" is missing`).toBeDefined();
+      expect(Number(stated), `README.md, Tests: the number of ${dir} files`).toBe(actual);
+    }
+  });
+});
+
+describe('search attributes', () => {
+  const code = Object.values(SearchAttr);
+  const names = (text: string) => all(text, /\b(Spark[A-Z]\w+)\b/g);
+  const lineWith = (file: string, text: string, marker: string) => {
+    const i = text.indexOf(marker);
+    if (i < 0) throw new Error(`${file}: no '${marker}'`);
+    return text.slice(i, text.indexOf('\n', i + marker.length + 1));
+  };
+
+  it('are the ones README.md, docs/architecture.md, docs/deploy.md and temporal-dev.yml name', () => {
+    const problems = [
+      ...mismatch('search attribute', code, names(lineWith('README.md', README, 'search attributes `')), 'README.md'),
+      ...mismatch(
+        'search attribute',
+        code,
+        names(section(ARCHITECTURE, 'Temporal owns lifecycle').split('Search attributes,')[1]?.split('\n\n')[0] ?? ''),
+        'docs/architecture.md',
+      ),
+      ...mismatch(
+        'search attribute',
+        code,
+        names(lineWith('docs/deploy.md', read('docs/deploy.md'), 'for a in')),
+        'docs/deploy.md',
+      ),
+      ...mismatch(
+        'search attribute',
+        code,
+        all(read('temporal-dev.yml'), /--search-attribute (\w+)=/g),
+        'temporal-dev.yml',
+      ),
+    ];
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('docs/architecture.md', () => {
+  it('lists every MongoDB collection, and no other', () => {
+    const table = tableRows(section(ARCHITECTURE, 'MongoDB owns what clients read')).flatMap((row) =>
+      all(row[0], /`(\w+)`/g),
+    );
+    expect(
+      mismatch('collection', Object.values(Collections), table, 'the collections table of docs/architecture.md'),
+    ).toEqual([]);
+  });
+});
+
+describe('paths the docs mention', () => {
+  const TOP = [
+    'activities',
+    'api',
+    'bench',
+    'console',
+    'deploy',
+    'docs',
+    'domain',
+    'lib',
+    'runner',
+    'scripts',
+    'test',
+    'testkit',
+    'worker',
+    'workflows',
+  ];
+  const PATH = new RegExp('`((?:' + TOP.join('|') + ')/[\\w./-]*)`', 'g');
+
+  it.each(['README.md', 'docs/README.md', 'docs/api.md', 'docs/architecture.md', 'docs/deploy.md'])(
+    '%s names only paths that exist',
+    (file) => {
+      const missing = all(read(file), PATH)
+        .map((p) => p.replace(/[.:,]$/, ''))
+        .filter((p) => !p.includes('*') && !existsSync(path.join(ROOT, p)));
+      expect(missing, `${file} names paths that are not in the repository`).toEqual([]);
+    },
+  );
+});
