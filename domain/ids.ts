@@ -12,7 +12,7 @@ export const groupTaskQueue = (groupId: string): string => `group/${groupId}`;
 /** Workflow ids of scheduled runs are `job/sched-<scheduleId>-<timestamp>`; the jobId is the part after `job/`. */
 export const jobIdFromWorkflowId = (workflowId: string): string => workflowId.replace(/^job\//, '');
 
-/** Search attributes registered on the dev server (scripts/stack.sh) and set by workflows. */
+/** Search attributes registered on the dev server (scripts/services.ts) and set by workflows. */
 export const SearchAttr = {
   jobId: 'SparkJobId',
   groupId: 'SparkGroupId',
