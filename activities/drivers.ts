@@ -5,7 +5,6 @@ import {
   DriverPhase,
   FailureType,
   InvalidSpecError,
-  type ClusterAdapter,
   type DriverSpec,
   type DriverStatus,
   type LogRange,
@@ -27,6 +26,9 @@ const sleep = (ms: number, signal: AbortSignal) =>
     const t = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
+
+/** How stale the cluster document a watch polls through may be: a change of it reaches running watches this fast. */
+export const ADAPTER_MAX_AGE_MS = 2_000;
 
 const launchDeadlineFailure = (deadlineMs: number) =>
   ApplicationFailure.nonRetryable(launchDeadlineError(deadlineMs), FailureType.LAUNCH_DEADLINE);
@@ -54,12 +56,15 @@ export function createDriverActivities(
   adapterFor: AdapterLookup,
   projection: Pick<ReturnType<typeof createProjection>, 'projectJob'>,
 ) {
+  /** The cluster's adapter as of at most ADAPTER_MAX_AGE_MS ago (one read of the cluster per interval, not per poll). */
+  const watchedAdapter = (clusterName: string) => adapterFor(clusterName, { maxAgeMs: ADAPTER_MAX_AGE_MS });
+
   /**
    * Polls the driver until its phase differs from `known` (or its appId appears), heartbeating, and returns the
    * new status; the unchanged status after `maxWaitMs`. `startingSince`: see watchDriver.
    */
   async function watchWith(
-    adapter: ClusterAdapter,
+    clusterName: string,
     driverId: string,
     known: DriverStatus,
     maxWaitMs: number,
@@ -68,7 +73,8 @@ export function createDriverActivities(
     const ctx = Context.current();
     const deadline = Date.now() + maxWaitMs;
     for (;;) {
-      const st = await adapter.status(driverId);
+      // Asked on every poll: a cluster whose URL or credentials changed is watched through its new connection.
+      const st = await (await watchedAdapter(clusterName)).status(driverId);
       if (
         startingSince !== undefined &&
         notStarted(st) &&
@@ -137,7 +143,7 @@ export function createDriverActivities(
       maxWaitMs = 10 * 60_000,
       startingSince?: number,
     ): Promise<DriverStatus> {
-      return watchWith(await adapterFor(clusterName), driverId, known, maxWaitMs, startingSince);
+      return watchWith(clusterName, driverId, known, maxWaitMs, startingSince);
     },
 
     async removeDriver(clusterName: string, driverId: string): Promise<void> {
@@ -180,15 +186,13 @@ export function createDriverActivities(
     ): Promise<{ status: DriverStatus; busy?: Job; finished?: Job; removalError?: string }> {
       const deadline = Date.now() + maxWaitMs;
       const signal = Context.current().cancellationSignal;
-      // One lookup of the cluster for the whole watch, the removal included.
-      const adapter = await adapterFor(clusterName);
       let job = record.job;
       let busy: Job | undefined;
-      let status = await watchWith(adapter, driverId, known, maxWaitMs, startingSince);
+      let status = await watchWith(clusterName, driverId, known, maxWaitMs, startingSince);
       if (status.phase === DriverPhase.RUNNING && job.state === JobState.STARTING && !signal.aborted) {
         busy = job = withDriverStatus(job, status, Date.now());
         await projection.projectJob(busy, record.version);
-        status = await watchWith(adapter, driverId, status, Math.max(0, deadline - Date.now()));
+        status = await watchWith(clusterName, driverId, status, Math.max(0, deadline - Date.now()));
       }
       if (finishVersion === undefined || status.phase !== DriverPhase.SUCCEEDED || signal.aborted)
         return { status, busy };
@@ -196,7 +200,7 @@ export function createDriverActivities(
       const finished = finishedJob(withDriverStatus(job, status, now), JobState.FINISHED, now);
       await projection.projectJob(finished, finishVersion);
       try {
-        await adapter.remove(driverId);
+        await (await adapterFor(clusterName)).remove(driverId);
         return { status, busy, finished };
       } catch (e) {
         return { status, busy, finished, removalError: (e as Error).message };

@@ -7,6 +7,7 @@ import type { SqlEngine } from '../domain/states';
 import type { Config } from '../lib/config';
 import { probeEngine } from './adapters/engine-probe';
 import type { AdapterLookup } from './adapters/registry';
+import { ADAPTER_MAX_AGE_MS } from './drivers';
 
 /** ApplicationFailure type of an engine that ended or never answered: retrying the same launch will not help. */
 export const ENGINE_FAILED = 'EngineFailed';
@@ -42,9 +43,10 @@ export function createSqlEngineActivities(config: Config, adapterFor: AdapterLoo
       timeoutMs: number,
     ): Promise<EngineEndpoint> {
       const ctx = Context.current();
-      const adapter = await adapterFor(clusterName);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
+        // Asked on every poll, as watches do (drivers.ts): a changed cluster is polled through its new connection.
+        const adapter = await adapterFor(clusterName, { maxAgeMs: ADAPTER_MAX_AGE_MS });
         const st = await adapter.status(driverId);
         if (isFinalPhase(st.phase) || st.phase === 'MISSING') {
           throw ApplicationFailure.nonRetryable(

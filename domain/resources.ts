@@ -169,6 +169,10 @@ export const Cluster = z.object({
   token: z.string().optional(),
   /** k8s: the Temporal frontend as the cluster's pods reach it. */
   temporalAddress: z.string().optional(),
+  /** k8s: namespace of its new drivers, when set (else the service's K8S_NAMESPACE). */
+  namespace: z.string().optional(),
+  /** k8s: Spark image of its drivers and executors, when set (else the service's K8S_SPARK_IMAGE). */
+  sparkImage: z.string().optional(),
   /** k8s: kinds of access-granting Spark settings its drivers may use (domain/access-settings.ts). */
   allowedAccessSettings: z.array(z.enum(ACCESS_SETTINGS)).optional(),
   resourceQuota: z.record(z.string(), z.string()).optional(),

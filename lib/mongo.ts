@@ -25,6 +25,11 @@ export const Collections = {
   apiKeys: 'apiKeys',
   /** Audit trail of state-changing calls, written by the API (api/audit/). */
   audit: 'audit',
+  /**
+   * The namespace each k8s driver was launched in (`<clusterId>/<driverId>`), written by whoever launches it
+   * (worker, or API at submit) before its pod, dropped when it is removed (activities/adapters/placements.ts).
+   */
+  placements: 'driverPlacements',
 } as const;
 
 export interface Store {

@@ -7,14 +7,32 @@ import { unsealClusterSecrets } from '../../lib/cluster-secrets';
 import type { Config } from '../../lib/config';
 import { Collections, type Store } from '../../lib/mongo';
 import { createK8sAdapter } from './k8s/adapter';
-import type { K8sCluster } from './k8s/options';
+import type { DriverPlacements, K8sCluster } from './k8s/options';
 import { createLocalAdapter } from './local/adapter';
+import { mongoPlacements } from './placements';
 import { timedAdapter } from './timed';
 
 type ClusterDoc = Record<string, unknown> & { name: string; type: string };
 
+export interface LookupOptions {
+  /**
+   * An adapter checked against the cluster's document at most this long ago is returned without reading it
+   * again: a watch asks on every poll, so a change of the cluster (its URL, credentials, namespace) reaches
+   * running watches within this time, for one read per cluster instead of one per poll of each driver.
+   * Default 0: the document is read every time (launches, removals: they act on the cluster as it is now).
+   */
+  maxAgeMs?: number;
+}
+
 /** The adapter of a cluster by name; a cluster that does not exist is a non-retryable ClusterNotFound failure. */
-export type AdapterLookup = (clusterName: string) => Promise<ClusterAdapter>;
+export type AdapterLookup = (clusterName: string, opts?: LookupOptions) => Promise<ClusterAdapter>;
+
+/**
+ * What a k8s adapter is rebuilt for: the whole stored document, so any change of it (URL, CA, credentials,
+ * namespace, image, storages, defaults) builds a new adapter with a new connection. Secrets are sealed with a
+ * fresh IV on every write, so a resent credential counts as a change too (a rebuild, never a stale one).
+ */
+export const adapterStamp = (doc: ClusterDoc): string => JSON.stringify(doc);
 
 export function createAdapterRegistry(config: Config, store: Store): AdapterLookup {
   // One local adapter per thread count (a local cluster's `threads`, else LOCAL_SPARK_THREADS).
@@ -24,22 +42,36 @@ export function createAdapterRegistry(config: Config, store: Store): AdapterLook
       locals.set(threads, timedAdapter(createLocalAdapter({ ...config, LOCAL_SPARK_THREADS: threads }), 'local'));
     return locals.get(threads)!;
   };
-  // k8s adapters are cached per cluster document; a changed cluster (updatedAt) builds a new one.
-  const k8s = new Map<string, { stamp: string; adapter: ClusterAdapter }>();
-  return async function adapterFor(clusterName: string): Promise<ClusterAdapter> {
+  // By cluster name, whatever the type, with when the document was last compared.
+  const byName = new Map<string, { stamp: string; adapter: ClusterAdapter; checkedAt: number }>();
+  // Per cluster id, kept across the adapters of its document's versions.
+  const placements = new Map<string, DriverPlacements>();
+  const placementsOf = (id: string) => {
+    if (!placements.has(id)) placements.set(id, mongoPlacements(store, id));
+    return placements.get(id)!;
+  };
+  return async function adapterFor(clusterName: string, opts: LookupOptions = {}): Promise<ClusterAdapter> {
+    const cached = byName.get(clusterName);
+    if (cached && opts.maxAgeMs && Date.now() - cached.checkedAt <= opts.maxAgeMs) return cached.adapter;
     const doc = await store.col<ClusterDoc>(Collections.clusters).findOne({ name: clusterName });
-    if (!doc)
+    if (!doc) {
+      byName.delete(clusterName);
       throw ApplicationFailure.nonRetryable(`cluster '${clusterName}' does not exist`, FailureType.CLUSTER_NOT_FOUND);
-    if (doc.type === ClusterType.LOCAL)
-      return localFor(typeof doc.threads === 'number' ? doc.threads : config.LOCAL_SPARK_THREADS);
-    const stamp = JSON.stringify(doc);
-    const cached = k8s.get(clusterName);
-    if (cached && cached.stamp === stamp) return cached.adapter;
-    const adapter = timedAdapter(
-      createK8sAdapter({ cluster: unsealClusterSecrets(config.SECRET_KEY, doc) as unknown as K8sCluster, config }),
-      'k8s',
-    );
-    k8s.set(clusterName, { stamp, adapter });
+    }
+    const stamp = adapterStamp(doc);
+    if (cached && cached.stamp === stamp) {
+      cached.checkedAt = Date.now();
+      return cached.adapter;
+    }
+    let adapter: ClusterAdapter;
+    if (doc.type === ClusterType.LOCAL) {
+      adapter = localFor(typeof doc.threads === 'number' ? doc.threads : config.LOCAL_SPARK_THREADS);
+    } else {
+      const cluster = unsealClusterSecrets(config.SECRET_KEY, doc) as unknown as K8sCluster;
+      const id = String(doc.id ?? doc._id ?? clusterName);
+      adapter = timedAdapter(createK8sAdapter({ cluster, config, placements: placementsOf(id) }), 'k8s');
+    }
+    byName.set(clusterName, { stamp, adapter, checkedAt: Date.now() });
     return adapter;
   };
 }

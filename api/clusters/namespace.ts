@@ -9,17 +9,18 @@ import { ClusterType } from '../../domain/states';
 import { unsealClusterSecrets } from '../../lib/cluster-secrets';
 import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../deps';
+import { K8S_NAMESPACE_NAME } from './schemas';
 import { conflict, findOr404 } from '../errors';
-
-/** A DNS-1123 label, as Kubernetes requires of namespace names. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export const NamespaceCreate = z
   .object({
     name: z
       .string()
       .max(63, 'must be at most 63 characters')
-      .regex(DNS_LABEL, 'must be a DNS-1123 label: lower-case letters, digits and -, starting and ending alphanumeric'),
+      .regex(
+        K8S_NAMESPACE_NAME,
+        'must be a DNS-1123 label: lower-case letters, digits and -, starting and ending alphanumeric',
+      ),
     clusterName: z.string().trim().min(1).max(128).optional(),
   })
   .strict();
@@ -49,7 +50,7 @@ async function targetCluster(deps: Pick<ApiDeps, 'store'>, clusterName: string |
 export async function createNamespace(deps: Pick<ApiDeps, 'store' | 'config'>, body: NamespaceCreate): Promise<void> {
   const doc = await targetCluster(deps, body.clusterName);
   const cluster = unsealClusterSecrets(deps.config.SECRET_KEY, doc) as unknown as K8sCluster;
-  const conn = connect(cluster, deps.config.K8S_NAMESPACE, REQUEST_TIMEOUT_MS);
+  const conn = connect(cluster, cluster.namespace ?? deps.config.K8S_NAMESPACE, REQUEST_TIMEOUT_MS);
   try {
     await conn.client().createNamespace({
       body: {

@@ -5,6 +5,25 @@ import { Storage } from '../../domain/resources';
 import { CLUSTER_TYPES, ClusterType } from '../../domain/states';
 import { MemorySettingsCreation, name, quantity } from '../schemas';
 
+/** A DNS-1123 label, as Kubernetes requires of namespace names. */
+export const K8S_NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * A container image reference as Docker's reference grammar has it (distribution/reference): an optional
+ * registry host (with a port), slash-separated lower-case path components, then a tag, a digest, or both.
+ */
+export const IMAGE_REFERENCE = new RegExp(
+  '^' +
+    // registry host[:port]/ (a component with a dot or a port, or localhost)
+    '(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*)(?::[0-9]{1,5})?/)?' +
+    // path components
+    '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*' +
+    // :tag
+    '(?::[\\w][\\w.-]{0,127})?' +
+    // @algorithm:digest
+    '(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$',
+);
+
 const LimitRangeItem = z
   .object({
     defaultLimit: quantity('defaultLimit'),
@@ -44,6 +63,29 @@ const ClusterFields = {
    * account, credentials, namespace) which drivers on this cluster may use; none by default.
    */
   allowedAccessSettings: z.array(z.enum(ACCESS_SETTINGS)).max(32).optional(),
+  /**
+   * k8s: the namespace its drivers (pods, services, secrets, NetworkPolicies) go to; default K8S_NAMESPACE. A
+   * driver stays in the namespace it was launched in (recorded with it) when this changes.
+   */
+  namespace: z
+    .string()
+    .trim()
+    .max(63, 'must be at most 63 characters')
+    .regex(
+      K8S_NAMESPACE_NAME,
+      'must be a DNS-1123 label (a Kubernetes namespace name): lower-case letters, digits and -, starting and ending alphanumeric',
+    )
+    .optional(),
+  /** k8s: the Spark image of its drivers and executors; default K8S_SPARK_IMAGE. */
+  sparkImage: z
+    .string()
+    .trim()
+    .max(512, 'must be at most 512 characters')
+    .regex(
+      IMAGE_REFERENCE,
+      "must be an image reference such as 'apache/spark:3.5.7-python3' or 'registry:5000/team/spark@sha256:<digest>'",
+    )
+    .optional(),
   /** k8s: host:port of the Temporal frontend as seen from the cluster's pods (runners of group drivers). */
   temporalAddress: z
     .string()
@@ -88,9 +130,16 @@ export const checkUrl = (c: { type?: string; url?: string; threads?: number }, c
 };
 
 /** Local drivers are host processes: no Kubernetes setting applies to them. */
-export const checkAccessField = (c: { type?: string; allowedAccessSettings?: unknown[] }, ctx: z.RefinementCtx) => {
-  if (c.type === ClusterType.LOCAL && c.allowedAccessSettings?.length)
+export const checkAccessField = (
+  c: { type?: string; allowedAccessSettings?: unknown[]; namespace?: string; sparkImage?: string },
+  ctx: z.RefinementCtx,
+) => {
+  if (c.type !== ClusterType.LOCAL) return;
+  if (c.allowedAccessSettings?.length)
     ctx.addIssue({ code: 'custom', path: ['allowedAccessSettings'], message: 'is a setting of k8s clusters only' });
+  for (const field of ['namespace', 'sparkImage'] as const)
+    if (c[field] !== undefined)
+      ctx.addIssue({ code: 'custom', path: [field], message: 'is a setting of k8s clusters only' });
 };
 
 export const ClusterCreate = z.object(ClusterFields).strict().superRefine(checkUrl).superRefine(checkAccessField);

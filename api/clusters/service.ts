@@ -53,6 +53,8 @@ export function toCluster(d: ClusterDoc, localThreads: number): Cluster {
     password: maskSecret(d.password),
     token: maskSecret(d.token),
     temporalAddress: d.temporalAddress as string | undefined,
+    namespace: d.namespace as string | undefined,
+    sparkImage: d.sparkImage as string | undefined,
     allowedAccessSettings:
       d.type === ClusterType.LOCAL ? undefined : ((d.allowedAccessSettings as AccessSetting[] | undefined) ?? []),
     resourceQuota: d.resourceQuota as Record<string, string> | undefined,
@@ -129,6 +131,8 @@ export async function updateCluster(deps: ApiDeps, id: string, body: ClusterUpda
       url: z.string().optional(),
       threads: z.number().optional(),
       allowedAccessSettings: z.array(z.string()).optional(),
+      namespace: z.string().optional(),
+      sparkImage: z.string().optional(),
     })
     .superRefine(checkUrl)
     .superRefine(checkAccessField)

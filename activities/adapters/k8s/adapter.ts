@@ -16,7 +16,7 @@ import { codeOf, isNotFound } from './errors';
 import { buildDriverManifests, type DriverManifests } from './manifests';
 import { executorSelector, k8sNames, type K8sNames } from './names';
 import { forClient } from './network-policy';
-import type { K8sAdapterOptions } from './options';
+import { clusterNamespace, memoryPlacements, type K8sAdapterOptions } from './options';
 import { withEndpoint } from './sql-engine';
 import { podStatus } from './status';
 import { validateManifests } from './validate';
@@ -25,19 +25,29 @@ const log = logger('k8s-adapter');
 const DELETE_GRACE_SECONDS = 5;
 
 export function createK8sAdapter(opts: K8sAdapterOptions): ClusterAdapter {
-  const namespace = opts.config.K8S_NAMESPACE;
+  // Where new drivers go; each launched driver is recorded with its own (placements), which wins after.
+  const namespace = clusterNamespace(opts.cluster, opts.config);
   const { STACK_DIR } = opts.config;
   const k: K8sContext = {
     ...connect(opts.cluster, namespace, opts.requestTimeoutMs ?? 15_000),
     namespace,
     opts,
     logDir: opts.logDir ?? (STACK_DIR ? path.join(STACK_DIR, 'k8s-logs') : undefined),
+    placements: opts.placements ?? memoryPlacements(),
+  };
+  /** The context of a driver already launched: its recorded namespace, else (no record) the cluster's. */
+  const of = async (driverId: string): Promise<K8sContext> => {
+    const ns = await k.placements.get(driverId);
+    return ns && ns !== namespace ? { ...k, namespace: ns } : k;
   };
   return {
     launch: (spec) => launch(k, spec),
-    status: (driverId) => status(k, driverId),
-    logs: (driverId, range) => driverLogs(k, driverId, range),
-    remove: (driverId) => remove(k, driverId),
+    status: async (driverId) => status(await of(driverId), driverId),
+    logs: async (driverId, range) => driverLogs(await of(driverId), driverId, range),
+    remove: async (driverId) => {
+      await remove(await of(driverId), driverId);
+      await k.placements.forget(driverId);
+    },
   };
 }
 
@@ -59,9 +69,12 @@ async function ignoreMissing(k: K8sContext, what: string, del: () => Promise<unk
   }
 }
 
-async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
-  const { namespace } = k;
-  const m = buildDriverManifests(spec, k.opts);
+async function launch(cluster: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
+  // Recorded before anything is created, so whatever this launch makes is found again there, also by a
+  // retried launch after the cluster's namespace changed.
+  const namespace = await cluster.placements.place(spec.driverId, cluster.namespace);
+  const k = namespace === cluster.namespace ? cluster : { ...cluster, namespace };
+  const m = buildDriverManifests(spec, { ...k.opts, namespace });
   await validateManifests(m);
   const api = k.client();
   const n = m.names;
@@ -77,7 +90,7 @@ async function launch(k: K8sContext, spec: DriverSpec): Promise<DriverStatus> {
       await createOwned(k, m, existing);
     return driverStatus(k, existing, n);
   }
-  await uploadFor(k, m);
+  await uploadFor(cluster, m);
   let pod: V1Pod;
   try {
     pod = await api.createNamespacedPod({ namespace, body: m.pod });

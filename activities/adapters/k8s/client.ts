@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { clusterSecretValues } from '../../../lib/cluster-secrets';
 import { apiErrors, INVALID_CLUSTER } from './errors';
 import { buildKubeConfig } from './kube-config';
-import type { K8sAdapterOptions, K8sCluster, ObjectStore } from './options';
+import type { DriverPlacements, K8sAdapterOptions, K8sCluster, ObjectStore } from './options';
 import { send, transportFor } from './transport';
 
 export interface K8sConnection {
@@ -29,7 +29,10 @@ export interface K8sConnection {
 
 /** What each operation of the adapter needs: the connection, the namespace, the options, where logs are saved. */
 export interface K8sContext extends K8sConnection {
+  /** The driver's namespace (the cluster's for a new driver, its recorded one after). */
   namespace: string;
+  /** Where each driver was launched. */
+  placements: DriverPlacements;
   opts: K8sAdapterOptions;
   /** Where remove saves the pods' logs; none: not saved. */
   logDir?: string;

@@ -3,15 +3,23 @@ import type { DriverSpec } from '../../../domain/driver';
 import { directSecret } from '../../../lib/driver-secret';
 import { artifactUris, mainResource, type ArtifactUris, type MainResource } from './artifacts';
 import { k8sNames, specLabels, type K8sNames } from './names';
-import { DEFAULT_TRINO_IMAGE, type K8sCluster, type K8sStorage, type ManifestOptions } from './options';
+import {
+  clusterNamespace,
+  clusterSparkImage,
+  DEFAULT_TRINO_IMAGE,
+  type K8sCluster,
+  type K8sStorage,
+  type ManifestOptions,
+} from './options';
 
 export interface ManifestContext {
   spec: DriverSpec;
   cluster: K8sCluster;
-  /** The Spark image of driver and executors. */
+  /** The Spark image of driver and executors: the cluster's sparkImage, else K8S_SPARK_IMAGE. */
   image: string;
   /** The image of TRINO engines. */
   trinoImage: string;
+  /** Where the driver goes: its recorded placement, else the cluster's namespace, else K8S_NAMESPACE. */
   namespace: string;
   names: K8sNames;
   /** The cluster's storage artifacts come from (sparkStorage), if it has one. */
@@ -38,9 +46,9 @@ export function manifestContext(spec: DriverSpec, opts: ManifestOptions): Manife
   return {
     spec,
     cluster,
-    image: config.K8S_SPARK_IMAGE,
+    image: clusterSparkImage(cluster, config),
     trinoImage: config.K8S_TRINO_IMAGE ?? DEFAULT_TRINO_IMAGE,
-    namespace: config.K8S_NAMESPACE,
+    namespace: opts.namespace ?? clusterNamespace(cluster, config),
     names: k8sNames(spec.driverId),
     storage,
     hasKeys: !!(storage?.accessKey || storage?.secretKey),

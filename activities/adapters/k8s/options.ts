@@ -38,6 +38,37 @@ export interface K8sCluster {
   defaultApplicationConfig?: string;
   /** Kinds of access-granting Spark settings the cluster allows (domain/access-settings.ts); none when absent. */
   allowedAccessSettings?: string[];
+  /** Namespace of new drivers; default the worker's K8S_NAMESPACE. */
+  namespace?: string;
+  /** Spark image of drivers and executors; default the worker's K8S_SPARK_IMAGE. */
+  sparkImage?: string;
+}
+
+/**
+ * Where each driver of a cluster was launched. A driver stays in the namespace it was launched in: a cluster
+ * whose namespace changes sends new drivers to the new one, while the running ones are still watched, read
+ * and removed where they are.
+ */
+export interface DriverPlacements {
+  /** The namespace recorded for the driver; else records `namespace` for it and returns that. */
+  place(driverId: string, namespace: string): Promise<string>;
+  /** The namespace recorded for the driver, if any. */
+  get(driverId: string): Promise<string | undefined>;
+  /** Drops the record once the driver is removed. */
+  forget(driverId: string): Promise<void>;
+}
+
+/** Placements kept in this process only (tests, tools): enough while one adapter serves the cluster. */
+export function memoryPlacements(): DriverPlacements {
+  const m = new Map<string, string>();
+  return {
+    place: async (id, ns) => {
+      if (!m.has(id)) m.set(id, ns);
+      return m.get(id)!;
+    },
+    get: async (id) => m.get(id),
+    forget: async (id) => void m.delete(id),
+  };
 }
 
 export interface K8sAdapterOptions {
@@ -55,6 +86,8 @@ export interface K8sAdapterOptions {
   logDir?: string;
   /** Artifact uploads go here instead of an S3 client built from the storage (tests). */
   objectStore?: ObjectStore;
+  /** Where drivers were launched (kept across adapters of the cluster). Default: memoryPlacements(). */
+  placements?: DriverPlacements;
 }
 
 /** Where artifacts are uploaded for the pods: the cluster's storage bucket (artifact-store.ts). */
@@ -65,8 +98,19 @@ export interface ObjectStore {
   deletePrefix(bucket: string, prefix: string): Promise<void>;
 }
 
-/** What the manifests depend on: no connection settings. */
-export type ManifestOptions = Pick<K8sAdapterOptions, 'cluster' | 'config' | 'runnerPath'>;
+/**
+ * What the manifests depend on: no connection settings. `namespace`: where the driver goes (its recorded
+ * placement); default the cluster's namespace, else K8S_NAMESPACE.
+ */
+export type ManifestOptions = Pick<K8sAdapterOptions, 'cluster' | 'config' | 'runnerPath'> & { namespace?: string };
+
+/** The namespace new drivers of the cluster go to. */
+export const clusterNamespace = (cluster: K8sCluster, config: Pick<Config, 'K8S_NAMESPACE'>): string =>
+  cluster.namespace || config.K8S_NAMESPACE;
+
+/** The Spark image of the cluster's drivers and executors (a job's own image property still wins). */
+export const clusterSparkImage = (cluster: K8sCluster, config: Pick<Config, 'K8S_SPARK_IMAGE'>): string =>
+  cluster.sparkImage || config.K8S_SPARK_IMAGE;
 
 /** Trino image of TRINO engines (K8S_TRINO_IMAGE's default in lib/config.ts): the version local clusters run. */
 export const DEFAULT_TRINO_IMAGE = 'trinodb/trino:368';

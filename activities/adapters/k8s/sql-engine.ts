@@ -77,5 +77,6 @@ const isEngineType = (t: string | undefined): t is SqlEngine => t === 'SPARK_SQL
 export function withEndpoint(s: DriverStatus, pod: V1Pod, names: K8sNames, namespace: string): DriverStatus {
   const type = pod.metadata?.labels?.[Labels.ENGINE];
   if (s.phase !== DriverPhase.RUNNING || !isEngineType(type)) return s;
-  return { ...s, endpoint: engineEndpoint(names, namespace, type) };
+  // The pod's own namespace: the one it was launched in, whatever the cluster says now.
+  return { ...s, endpoint: engineEndpoint(names, pod.metadata?.namespace ?? namespace, type) };
 }
