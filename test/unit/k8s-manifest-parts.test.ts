@@ -38,6 +38,7 @@ import {
   submitArgs,
 } from '../../activities/adapters/k8s/submit-args';
 import type { DriverSpec } from '../../domain/driver';
+import { IMAGE_REFERENCE, K8S_NAMESPACE_NAME } from '../../api/clusters/schemas';
 import { directSecret } from '../../lib/driver-secret';
 
 const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7', K8S_NAMESPACE: 'jobs', ARTIFACT_DIR: '/srv/artifacts' };
@@ -511,5 +512,63 @@ describe('pod status', () => {
 
   it('UNKNOWN for a phase it does not know', () => {
     expect(podStatus(pod(undefined))).toMatchObject({ phase: 'UNKNOWN', message: 'driver pod p is in phase (none)' });
+  });
+});
+
+describe("a cluster's namespace and Spark image", () => {
+  const teamB: K8sCluster = { ...withKeys, namespace: 'team-b', sparkImage: 'registry.example:5000/team/spark:3.5.7' };
+
+  it('place every object of a new driver in the cluster namespace, with its image; K8S_* when unset', () => {
+    const m = buildDriverManifests(spec(), { cluster: teamB, config });
+    for (const o of [m.pod, m.service, m.secret]) expect(o?.metadata?.namespace).toBe('team-b');
+    expect(m.pod.spec!.containers[0].image).toBe('registry.example:5000/team/spark:3.5.7');
+    const args = m.pod.spec!.containers[0].args!.join(' ');
+    expect(args).toContain('spark.kubernetes.namespace=team-b');
+    expect(args).toContain('spark.kubernetes.container.image=registry.example:5000/team/spark:3.5.7');
+    const plain = buildDriverManifests(spec(), { cluster: withKeys, config });
+    expect(plain.pod.metadata!.namespace).toBe('jobs');
+    expect(plain.pod.spec!.containers[0].image).toBe('apache/spark:3.5.7');
+  });
+
+  it("a driver's recorded namespace wins over the cluster's", () => {
+    const m = buildDriverManifests(spec(), { cluster: teamB, config, namespace: 'team-a' });
+    expect(m.pod.metadata!.namespace).toBe('team-a');
+    expect(m.pod.spec!.containers[0].args!.join(' ')).toMatch(/spark\.driver\.host=[^ ]+\.team-a\.svc/);
+  });
+
+  it("a job's own image property still wins over the cluster's image", () => {
+    const m = buildDriverManifests(spec({}, { jobConfig: { 'spark.kubernetes.container.image': 'mine/spark:1' } }), {
+      cluster: teamB,
+      config,
+    });
+    expect(m.pod.spec!.containers[0].image).toBe('mine/spark:1');
+  });
+
+  it.each([
+    ['apache/spark:3.5.7-python3', true],
+    ['spark', true],
+    ['localhost:5000/spark', true],
+    ['registry.example.com/team/spark-py:v1.2_3', true],
+    [`ghcr.io/org/spark@sha256:${'0'.repeat(64)}`, true],
+    [`ghcr.io/org/spark:3.5@sha256:${'f'.repeat(64)}`, true],
+    ['not an image', false],
+    ['spark:', false],
+    ['https://registry/spark', false],
+    ['Spark/Image', false],
+    ['spark:bad tag', false],
+    ['spark@sha256:123', false],
+  ])('image reference %s: %s', (ref, ok) => {
+    expect(IMAGE_REFERENCE.test(ref)).toBe(ok);
+  });
+
+  it.each([
+    ['team-b', true],
+    ['a', true],
+    ['Team-b', false],
+    ['-b', false],
+    ['b-', false],
+    ['team_b', false],
+  ])('namespace %s: %s', (ns, ok) => {
+    expect(K8S_NAMESPACE_NAME.test(ns)).toBe(ok);
   });
 });
