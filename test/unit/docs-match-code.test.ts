@@ -1,8 +1,9 @@
 // What the docs name and count, checked against the code that defines it: the routes (docs/api.md's
-// operation index and Livy table against the route tables), the streams, the settings (README's
-// configuration table against lib/config.ts's schema), the Temporal search attributes, the MongoDB
-// collections, the test files, and every repository path the docs mention. Each check names what is
-// missing on which side, so a failure says which doc or which code to change.
+// operation index and Livy table against the route tables, and every route any doc mentions), the streams,
+// the states, the settings (README's configuration table against lib/config.ts's schema and the variables
+// the code reads itself), the Temporal search attributes, the MongoDB collections, the number of test files,
+// and every repository path the docs mention. Each check names what is missing on which side, so a failure
+// says which doc or which code to change.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +12,8 @@ import type { ApiDeps } from '../../api/deps';
 import { livyRoutes } from '../../api/livy/app';
 import { STREAMS } from '../../api/streams/catalog';
 import { SearchAttr } from '../../domain/ids';
+import { SQL_STATEMENT_STATES } from '../../domain/sql';
+import { GROUP_STATES, JOB_STATES, SCHEDULE_STATES } from '../../domain/states';
 import { loadConfig, ROOT, SETTINGS } from '../../lib/config';
 import { Collections } from '../../lib/mongo';
 
@@ -58,6 +61,21 @@ function mismatch(what: string, code: Iterable<string>, docs: Iterable<string>, 
   ];
 }
 
+/** Environment variables the service's own code reads without lib/config.ts (the logger's LOG_FORMAT). */
+function envReadOutsideConfig(): string[] {
+  const names = new Set<string>();
+  const walk = (dir: string) => {
+    for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, e.name);
+      if (e.isDirectory()) walk(rel);
+      else if (e.name.endsWith('.ts') && rel !== path.join('lib', 'config.ts'))
+        for (const m of read(rel).matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1]);
+    }
+  };
+  for (const dir of ['activities', 'api', 'domain', 'lib', 'worker', 'workflows']) walk(dir);
+  return [...names];
+}
+
 const deps = {
   config: loadConfig({ SECRET_KEY: 'a'.repeat(64) }),
   store: { col: () => ({}) },
@@ -92,10 +110,59 @@ describe('docs/api.md', () => {
   });
 });
 
+describe('states in docs/api.md', () => {
+  /** The backticked upper-case values in the notes of a field's row in a resource's table. */
+  const values = (heading: string, field: string) => {
+    const row = tableRows(section(API, heading)).find((r) => r[0] === `\`${field}\``);
+    if (!row) throw new Error(`docs/api.md, ${heading}: no row for \`${field}\``);
+    return all(row[2], /`([A-Z_]+)`/g);
+  };
+
+  it('are the states the code has', () => {
+    const jobStates = tableRows(section(API, 'Job states')).flatMap((r) => all(r[0], /`([A-Z_]+)`/g));
+    const scheduleStates = tableRows(section(API, 'Schedule').split('Schedule states:')[1] ?? '').flatMap((r) =>
+      all(r[0], /`([A-Z_]+)`/g),
+    );
+    expect([
+      ...mismatch('job state', JOB_STATES, jobStates, 'docs/api.md, Job states'),
+      ...mismatch('group state', GROUP_STATES, values('Group', 'state'), 'docs/api.md, Group'),
+      ...mismatch('schedule state', SCHEDULE_STATES, values('Schedule', 'state'), 'docs/api.md, Schedule'),
+      ...mismatch('schedule state', SCHEDULE_STATES, scheduleStates, 'docs/api.md, Schedule states'),
+      ...mismatch(
+        'statement state',
+        SQL_STATEMENT_STATES,
+        values('Query history entry', 'state'),
+        'docs/api.md, Query history entry',
+      ),
+    ]).toEqual([]);
+  });
+});
+
+describe('routes the docs mention', () => {
+  const norm = (p: string) => p.replace(/^\/api\/v1(?=\/)/, '').replace(/(:\w+|\{[^}]*\}|<[^>]*>)/g, '{}');
+  const known = new Set(
+    [...allRoutes(deps), ...livyRoutes(deps)].map((r) => `${r.method.toUpperCase()} ${norm(r.path)}`),
+  );
+  // Paths of the API's resources and of the Livy API (others, such as the runner's own channel, are not routes).
+  const RESOURCE =
+    /\b(GET|POST|PUT|DELETE|PATCH) ((?:\/api\/v1)?\/(?:audit|auth|batches|cluster|group|health|job|schedule|sessions|sql|version)\b[\w{}<>/.:-]*)/g;
+
+  it.each(['README.md', 'docs/api.md', 'docs/architecture.md', 'docs/deploy.md'])(
+    '%s names only routes that exist',
+    (file) => {
+      const unknown = [...read(file).matchAll(RESOURCE)]
+        .map((m) => `${m[1]} ${norm(m[2].replace(/[.:]+$/, ''))}`)
+        .filter((k) => !known.has(k));
+      expect([...new Set(unknown)], `${file} names routes that neither /api/v1 nor the Livy API has`).toEqual([]);
+    },
+  );
+});
+
 describe('README.md', () => {
-  it('lists every setting of lib/config.ts in its configuration table, and no other', () => {
+  it('lists every setting of lib/config.ts (and every variable the service reads itself) in its configuration table, and no other', () => {
+    const settings = [...SETTINGS, ...envReadOutsideConfig()];
     const table = tableRows(section(README, 'Configuration')).flatMap((row) => all(row[0], /`([A-Z][A-Z0-9_]+)`/g));
-    expect(mismatch('setting', SETTINGS, table, "README.md's configuration table")).toEqual([]);
+    expect(mismatch('setting', settings, table, "README.md's configuration table")).toEqual([]);
   });
 
   it('names the Socket.IO namespaces the API serves', () => {
