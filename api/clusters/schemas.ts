@@ -24,6 +24,9 @@ export const IMAGE_REFERENCE = new RegExp(
     '(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$',
 );
 
+/** The pattern, or '' (a cleared field: the service's default again). */
+const orEmpty = (r: RegExp) => new RegExp(`^$|${r.source}`);
+
 const LimitRangeItem = z
   .object({
     defaultLimit: quantity('defaultLimit'),
@@ -64,25 +67,25 @@ const ClusterFields = {
    */
   allowedAccessSettings: z.array(z.enum(ACCESS_SETTINGS)).max(32).optional(),
   /**
-   * k8s: the namespace its drivers (pods, services, secrets, NetworkPolicies) go to; default K8S_NAMESPACE. A
-   * driver stays in the namespace it was launched in (recorded with it) when this changes.
+   * k8s: the namespace its drivers (pods, services, secrets, NetworkPolicies) go to; default ('' or absent)
+   * K8S_NAMESPACE. A driver stays in the namespace it was launched in (recorded with it) when this changes.
    */
   namespace: z
     .string()
     .trim()
     .max(63, 'must be at most 63 characters')
     .regex(
-      K8S_NAMESPACE_NAME,
+      orEmpty(K8S_NAMESPACE_NAME),
       'must be a DNS-1123 label (a Kubernetes namespace name): lower-case letters, digits and -, starting and ending alphanumeric',
     )
     .optional(),
-  /** k8s: the Spark image of its drivers and executors; default K8S_SPARK_IMAGE. */
+  /** k8s: the Spark image of its drivers and executors; default ('' or absent) K8S_SPARK_IMAGE. */
   sparkImage: z
     .string()
     .trim()
     .max(512, 'must be at most 512 characters')
     .regex(
-      IMAGE_REFERENCE,
+      orEmpty(IMAGE_REFERENCE),
       "must be an image reference such as 'apache/spark:3.5.7-python3' or 'registry:5000/team/spark@sha256:<digest>'",
     )
     .optional(),
@@ -138,8 +141,7 @@ export const checkAccessField = (
   if (c.allowedAccessSettings?.length)
     ctx.addIssue({ code: 'custom', path: ['allowedAccessSettings'], message: 'is a setting of k8s clusters only' });
   for (const field of ['namespace', 'sparkImage'] as const)
-    if (c[field] !== undefined)
-      ctx.addIssue({ code: 'custom', path: [field], message: 'is a setting of k8s clusters only' });
+    if (c[field]) ctx.addIssue({ code: 'custom', path: [field], message: 'is a setting of k8s clusters only' });
 };
 
 export const ClusterCreate = z.object(ClusterFields).strict().superRefine(checkUrl).superRefine(checkAccessField);

@@ -53,8 +53,9 @@ export function toCluster(d: ClusterDoc, localThreads: number): Cluster {
     password: maskSecret(d.password),
     token: maskSecret(d.token),
     temporalAddress: d.temporalAddress as string | undefined,
-    namespace: d.namespace as string | undefined,
-    sparkImage: d.sparkImage as string | undefined,
+    // '' is a cleared field: the service's default.
+    namespace: (d.namespace as string | undefined) || undefined,
+    sparkImage: (d.sparkImage as string | undefined) || undefined,
     allowedAccessSettings:
       d.type === ClusterType.LOCAL ? undefined : ((d.allowedAccessSettings as AccessSetting[] | undefined) ?? []),
     resourceQuota: d.resourceQuota as Record<string, string> | undefined,

@@ -91,6 +91,33 @@ describe('the cluster form model', () => {
     expect((merged.storages as Record<string, { accessKey?: string }>).s3.accessKey).toBeUndefined();
   });
 
+  it("sends a k8s cluster's namespace and Spark image, and '' (the service default) when cleared in an edit", () => {
+    const v = newK8sValues();
+    v.namespace = 'team-b';
+    v.sparkImage = 'registry.example:5000/team/spark:3.5.7';
+    const body = toBody(v, false);
+    expect(body).toMatchObject({ namespace: 'team-b', sparkImage: 'registry.example:5000/team/spark:3.5.7' });
+    expect(ClusterCreate.safeParse(body).success).toBe(true);
+    const stored = { _id: 'c1', id: 'c1', createdTime: 1, ...sealClusterSecrets(KEY, body) } as unknown as ClusterDoc;
+    const values = toValues(toCluster(stored, 2));
+    expect(values).toMatchObject({ namespace: 'team-b', sparkImage: 'registry.example:5000/team/spark:3.5.7' });
+    values.namespace = '';
+    values.sparkImage = '';
+    const cleared = toBody(values, true);
+    expect(cleared).toMatchObject({ namespace: '', sparkImage: '' });
+    expect(ClusterUpdate.safeParse(cleared).success).toBe(true);
+    // A cleared field reads as unset (the service's default), not as ''.
+    const shown = toCluster({ ...stored, namespace: '', sparkImage: '' } as ClusterDoc, 2);
+    expect(shown).not.toHaveProperty('namespace');
+    expect(shown).not.toHaveProperty('sparkImage');
+    // A new cluster leaves them out when empty; a local one never sends them.
+    expect(toBody(newK8sValues(), false)).not.toHaveProperty('namespace');
+    const local = { ...v, type: 'local' as const };
+    expect(toBody(local, false)).not.toHaveProperty('sparkImage');
+    expect(ClusterCreate.safeParse({ name: 'l', type: 'local', namespace: 'team-b' }).success).toBe(false);
+    expect(ClusterUpdate.safeParse({ namespace: 'Team_B' }).success).toBe(false);
+  });
+
   it('splits the API validation message by field', () => {
     const errors = fieldErrors(
       "url: is required for a k8s cluster (the API server URL); resourceQuota.limitsCpu: 'x' is not a Kubernetes quantity; a cluster is broken",

@@ -127,7 +127,17 @@ export function ClusterForm({
   );
   const k8s = v.type === 'k8s';
   // Messages naming no field of the form (or a field the form does not show) stay in the box above the buttons.
-  const shown = new Set(['name', 'description', 'type', 'threads', 'url', 'temporalAddress', 'sparkStorage']);
+  const shown = new Set([
+    'name',
+    'description',
+    'type',
+    'threads',
+    'url',
+    'temporalAddress',
+    'namespace',
+    'sparkImage',
+    'sparkStorage',
+  ]);
   const general = [...errors].filter(([k]) => !shown.has(k)).map(([k, m]) => (k ? `${k}: ${m}` : m));
 
   return (
@@ -185,6 +195,13 @@ export function ClusterForm({
                 placeholder: 'temporal-frontend.temporal.svc:7233',
               },
             )}
+            {input('Drivers namespace', v.namespace, (namespace) => set({ namespace }), 'namespace', {
+              placeholder: 'the service default (K8S_NAMESPACE)',
+              maxLength: 63,
+            })}
+            {input('Spark image', v.sparkImage, (sparkImage) => set({ sparkImage }), 'sparkImage', {
+              placeholder: 'the service default (K8S_SPARK_IMAGE)',
+            })}
             {input('Username', v.username, (username) => set({ username }), 'username', { autoComplete: 'off' })}
             {input(
               'Client key algorithm',

@@ -61,6 +61,9 @@ export interface ClusterValues {
   clientKeyAlgorithm: string;
   username: string;
   temporalAddress: string;
+  /** k8s: namespace and Spark image of its drivers; '' is the service's default. */
+  namespace: string;
+  sparkImage: string;
   secrets: Record<ClusterSecret, SecretValue>;
   sparkStorage: string;
   metastoreName: string;
@@ -103,6 +106,8 @@ export function toValues(c?: Cluster): ClusterValues {
     clientKeyAlgorithm: c?.clientKeyAlgorithm ?? '',
     username: c?.username ?? '',
     temporalAddress: c?.temporalAddress ?? '',
+    namespace: c?.namespace ?? '',
+    sparkImage: c?.sparkImage ?? '',
     secrets: Object.fromEntries(CLUSTER_SECRETS.map((k) => [k, secret(c?.[k])])) as ClusterValues['secrets'],
     sparkStorage: c?.sparkStorage ?? 's3',
     metastoreName: c?.metastoreName ?? '',
@@ -162,6 +167,9 @@ export function toBody(v: ClusterValues, editing: boolean): Record<string, unkno
   } else {
     if (v.url.trim()) body.url = v.url.trim();
     if (v.temporalAddress.trim()) body.temporalAddress = v.temporalAddress.trim();
+    // Cleared while editing: '' puts the service's default back.
+    text('namespace', v.namespace);
+    text('sparkImage', v.sparkImage);
     text('caCert', v.caCert);
     text('clientCert', v.clientCert);
     text('clientKeyAlgorithm', v.clientKeyAlgorithm);
