@@ -115,7 +115,7 @@ const schema = z.object({
   TRINO_HOME: z.string().optional(),
   /** Tables and metastores of SPARK_SQL engines on local clusters, one folder per cluster. Default: $STACK_DIR/data/sql. */
   SQL_DATA_DIR: z.string().optional(),
-  /** Spark container image and namespace for k8s clusters. */
+  /** Spark container image and namespace of k8s clusters that set none of their own (`sparkImage`, `namespace`). */
   K8S_SPARK_IMAGE: z.string().default('apache/spark:3.5.7-python3'),
   K8S_NAMESPACE: z.string().default('default'),
   /** Trino image of the TRINO SQL engines of k8s clusters (368: the version local clusters run). */
