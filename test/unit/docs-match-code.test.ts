@@ -93,6 +93,17 @@ describe('docs/api.md', () => {
     expect(mismatch('route', routes, index, 'the operation index of docs/api.md')).toEqual([]);
   });
 
+  it('names the routes that need no credentials', () => {
+    const open = allRoutes(deps)
+      .filter((r) => r.role === 'public')
+      .map((r) => `${r.method.toUpperCase()} ${asDocPath(r.path)}`);
+    const line = API.split('\n').find((l) => / are open\.$/.test(l));
+    expect(line, 'docs/api.md: the line "`GET /…` … are open."').toBeDefined();
+    // GET /openapi.json is mounted beside the route table (api/app.ts), public too.
+    const named = all(line!, METHOD_PATH);
+    expect(mismatch('open route', [...open, 'GET /openapi.json'], named, 'docs/api.md')).toEqual([]);
+  });
+
   it('lists every route of the Livy API in its table, and no other', () => {
     const routes = livyRoutes(deps).map((r) => `${r.method.toUpperCase()} ${asDocPath(r.path)}`);
     const table = tableRows(section(API, 'Livy-compatible API')).flatMap((row) => all(row[0], METHOD_PATH));
@@ -163,6 +174,26 @@ describe('README.md', () => {
     const settings = [...SETTINGS, ...envReadOutsideConfig()];
     const table = tableRows(section(README, 'Configuration')).flatMap((row) => all(row[0], /`([A-Z][A-Z0-9_]+)`/g));
     expect(mismatch('setting', settings, table, "README.md's configuration table")).toEqual([]);
+  });
+
+  it('gives each setting the default lib/config.ts gives it', () => {
+    // Defaults loadConfig derives from other settings or the machine (README writes them as formulas).
+    const derived = ['SECRET_KEY', 'PYTHON', 'SPARK_HOME', 'ARTIFACT_DIR', 'DRIVER_DIR', 'TRINO_HOME', 'SQL_DATA_DIR'];
+    const config = loadConfig({ SECRET_KEY: 'a'.repeat(64) }) as unknown as Record<string, unknown>;
+    const rows = tableRows(section(README, 'Configuration'));
+    const wrong = SETTINGS.filter((k) => !derived.includes(k)).flatMap((k) => {
+      const raw = config[k];
+      if (raw === undefined || raw === '') return [];
+      const value = typeof raw === 'string' && raw.startsWith(ROOT) ? path.relative(ROOT, raw) : String(raw);
+      const row = rows.find((r) => r[0].includes(`\`${k}\``));
+      if (!row) return []; // reported by the test above
+      // `A` / `B` rows: the defaults in the same order as the names.
+      const names = all(row[0], /`([A-Z][A-Z0-9_]+)`/g);
+      const defaults = row[1].split(' / ');
+      const cell = defaults.length === names.length ? defaults[names.indexOf(k)] : row[1];
+      return cell.includes(`\`${value}\``) ? [] : [`${k}: README.md says ${cell}, lib/config.ts has \`${value}\``];
+    });
+    expect(wrong).toEqual([]);
   });
 
   it('names the Socket.IO namespaces the API serves', () => {
