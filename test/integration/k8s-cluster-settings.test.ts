@@ -7,6 +7,10 @@
 // the pods of both namespaces.
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
+import { k8sNames } from '../../activities/adapters/k8s/names';
+import { memoryPlacements, type K8sCluster } from '../../activities/adapters/k8s/options';
+import { sqlEngineDriverId } from '../../domain/sql-engine';
 import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
 import {
   createNamespace,
@@ -280,5 +284,57 @@ describe.skipIf(!ready)("a k8s cluster's namespace and Spark image, on a real AP
     await jobWhen(id, running, 20_000);
     expect((await call(h, 'POST', `/job/${id}/cancel`)).status).toBe(200);
     await nothingLeft(jobSel(id));
+  });
+
+  it("an SQL engine runs in the cluster's namespace, and is still found and removed there after a change", async () => {
+    const base: K8sCluster = { name: 'engines', url: cp.url, caCert: cp.caCert, token: release.token };
+    const config = {
+      K8S_NAMESPACE: NS_A,
+      ARTIFACT_DIR: '/srv/artifacts',
+      K8S_SPARK_IMAGE: 'apache/spark:3.5.7-python3',
+    };
+    // One record of placements, as the registry keeps one per cluster across its document's versions.
+    const placements = memoryPlacements();
+    const inB = createK8sAdapter({ cluster: { ...base, namespace: NS_B }, config, placements });
+    const driverId = sqlEngineDriverId('engines', 'TRINO', 1);
+    const n = k8sNames(driverId);
+    await inB.launch({
+      driverId,
+      role: 'sql-engine',
+      engine: { type: 'TRINO', stateKey: 'engines' },
+      env: {},
+      labels: {},
+      spark: {
+        name: 'TRINO engine',
+        language: 'SCALA',
+        clusterName: 'engines',
+        args: [],
+        jobConfig: {},
+        pyRequirements: [],
+        packages: [],
+        memorySettings: { dynamicAllocation: false },
+        artifacts: { jars: [], files: [], pyFiles: [] },
+        tags: {},
+      },
+    });
+    expect((await admin('GET', `/api/v1/namespaces/${NS_B}/pods/${n.pod}`)).status).toBe(200);
+    expect((await admin('GET', `/api/v1/namespaces/${NS_B}/configmaps/${n.configMap}`)).status).toBe(200);
+    await eventually(async () => ((await inB.status(driverId)).phase === 'RUNNING' ? true : undefined), 30_000);
+    // The cluster moves back to the service's namespace: a new adapter, the engine still where it runs.
+    const moved = createK8sAdapter({ cluster: base, config, placements });
+    const st = await moved.status(driverId);
+    expect(st.phase).toBe('RUNNING');
+    expect(st.endpoint).toEqual({ host: `${n.engineService}.${NS_B}.svc`, port: 8080 });
+    expect((await moved.logs(driverId, { from: 0, size: 10 }))[0]).toMatchObject({ name: n.pod, state: 'Running' });
+    await moved.remove(driverId);
+    await eventually(async () => {
+      const left = await Promise.all(
+        [`pods/${n.pod}`, `configmaps/${n.configMap}`, `services/${n.engineService}`].map(
+          async (p) => (await admin('GET', `/api/v1/namespaces/${NS_B}/${p}`)).status,
+        ),
+      );
+      return left.every((x) => x === 404) ? true : undefined;
+    }, 30_000);
+    expect(await placements.get(driverId)).toBeUndefined();
   });
 });
