@@ -12,7 +12,8 @@ import type { ApiDeps } from '../../api/deps';
 import { livyRoutes } from '../../api/livy/app';
 import { STREAMS } from '../../api/streams/catalog';
 import { SearchAttr } from '../../domain/ids';
-import { SQL_STATEMENT_STATES } from '../../domain/sql';
+import { Cluster, Group, Job, JobInstanceResult, JobLogEntry, Schedule } from '../../domain/resources';
+import { SQL_STATEMENT_STATES, SqlEngineInfo, SqlHistoryEntry } from '../../domain/sql';
 import { GROUP_STATES, JOB_STATES, SCHEDULE_STATES } from '../../domain/states';
 import { loadConfig, ROOT, SETTINGS } from '../../lib/config';
 import { Collections } from '../../lib/mongo';
@@ -118,6 +119,34 @@ describe('docs/api.md', () => {
       return `${sse} ${nsEvent.join(' ')}`;
     });
     expect(mismatch('stream', code, docs, 'the streams table of docs/api.md')).toEqual([]);
+  });
+});
+
+describe('resources in docs/api.md', () => {
+  /** The field names of the first table under a resource's heading (a row may name several). */
+  const fields = (heading: string) => {
+    const first = section(API, heading)
+      .split('\n\n')
+      .find((block) => block.trimStart().startsWith('| field |'));
+    if (!first) throw new Error(`docs/api.md, ${heading}: no field table`);
+    return tableRows(first).flatMap((r) => all(r[0], /`(\w+)`/g));
+  };
+  const RESOURCES: [string, { shape: Record<string, unknown> }, string[]][] = [
+    ['Job', Job, []],
+    ['Job log entry', JobLogEntry, []],
+    ['Group', Group, []],
+    ['Job instance result', JobInstanceResult, []],
+    // nextRunTimes: added by GET /schedule/{scheduleId} from the Temporal Schedule, not stored.
+    ['Schedule', Schedule, ['nextRunTimes']],
+    ['Cluster', Cluster, []],
+    ['SQL engine', SqlEngineInfo, []],
+    ['Query history entry', SqlHistoryEntry, []],
+  ];
+
+  it.each(RESOURCES)('names every field of %s, and no other', (heading, schema, extra) => {
+    expect(
+      mismatch('field', [...Object.keys(schema.shape), ...extra], fields(heading), `docs/api.md, ${heading}`),
+    ).toEqual([]);
   });
 });
 
