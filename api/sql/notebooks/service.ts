@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { SqlNotebook, SqlNotebookData } from '../../../domain/sql';
 import { Collections } from '../../../lib/mongo';
 import type { ApiDeps } from '../../deps';
-import { conflict, notFound } from '../../errors';
+import { conflict, findOr404, notFound } from '../../errors';
 import { findPage, parseListQuery, resourceOf, searchFilter, type Page, type Query } from '../../list';
 
 type NotebookDoc = SqlNotebook & { _id: string; createdTime: number; updatedTime: number };
@@ -14,7 +14,7 @@ const SORTABLE = ['name', 'id', ...TIMES];
 
 const notebooksOf = ({ store }: Pick<ApiDeps, 'store'>) => store.col<NotebookDoc>(Collections.notebooks);
 const toNotebook = (d: NotebookDoc): SqlNotebook => resourceOf<SqlNotebook>(d, TIMES);
-const gone = (id: string) => notFound(`notebook '${id}' does not exist`);
+const missing = (id: string) => `notebook '${id}' does not exist`;
 
 /** Two cells of one id would make the notebook ambiguous to edit: refused like any invalid field. */
 function checkCellIds(body: SqlNotebookData): void {
@@ -33,9 +33,7 @@ export async function listNotebooks(deps: ApiDeps, query: Query): Promise<Page<S
 }
 
 export async function getNotebook(deps: ApiDeps, id: string): Promise<SqlNotebook> {
-  const d = await notebooksOf(deps).findOne({ _id: id });
-  if (!d) throw gone(id);
-  return toNotebook(d);
+  return toNotebook(await findOr404(notebooksOf(deps), { _id: id }, missing(id)));
 }
 
 export async function createNotebook(deps: ApiDeps, body: SqlNotebookData): Promise<{ id: string }> {
@@ -58,10 +56,10 @@ export async function updateNotebook(deps: ApiDeps, id: string, body: SqlNoteboo
   checkCellIds(body);
   const set = { name: body.name, statements: body.statements, updatedTime: Date.now() };
   const r = await notebooksOf(deps).updateOne({ _id: id }, { $set: set });
-  if (r.matchedCount === 0) throw gone(id);
+  if (r.matchedCount === 0) throw notFound(missing(id));
 }
 
 export async function deleteNotebook(deps: ApiDeps, id: string): Promise<void> {
   const r = await notebooksOf(deps).deleteOne({ _id: id });
-  if (r.deletedCount === 0) throw gone(id);
+  if (r.deletedCount === 0) throw notFound(missing(id));
 }

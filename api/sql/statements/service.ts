@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { SqlSaved, SqlSavedData } from '../../../domain/sql';
 import { Collections } from '../../../lib/mongo';
 import type { ApiDeps } from '../../deps';
-import { notFound } from '../../errors';
+import { findOr404, notFound } from '../../errors';
 import { findPage, parseListQuery, resourceOf, searchFilter, type Page, type Query } from '../../list';
 
 type SavedDoc = SqlSaved & { _id: string; createdTime: number; updatedTime: number };
@@ -14,7 +14,7 @@ const SORTABLE = ['name', 'engine', 'id', ...TIMES];
 
 const savedOf = ({ store }: Pick<ApiDeps, 'store'>) => store.col<SavedDoc>(Collections.sqlSaved);
 const toSaved = (d: SavedDoc): SqlSaved => resourceOf<SqlSaved>(d, TIMES);
-const gone = (id: string) => notFound(`saved statement '${id}' does not exist`);
+const missing = (id: string) => `saved statement '${id}' does not exist`;
 /** Drops the undefined optional fields (maxRows), which the driver would otherwise store as null. */
 const plain = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
@@ -24,9 +24,7 @@ export async function listSavedStatements(deps: ApiDeps, query: Query): Promise<
 }
 
 export async function getSavedStatement(deps: ApiDeps, id: string): Promise<SqlSaved> {
-  const d = await savedOf(deps).findOne({ _id: id });
-  if (!d) throw gone(id);
-  return toSaved(d);
+  return toSaved(await findOr404(savedOf(deps), { _id: id }, missing(id)));
 }
 
 export async function createSavedStatement(deps: ApiDeps, body: SqlSavedData): Promise<{ id: string }> {
@@ -40,10 +38,10 @@ export async function createSavedStatement(deps: ApiDeps, body: SqlSavedData): P
 export async function updateSavedStatement(deps: ApiDeps, id: string, body: SqlSavedData): Promise<void> {
   const unset = body.maxRows === undefined ? { $unset: { maxRows: '' as const } } : {};
   const r = await savedOf(deps).updateOne({ _id: id }, { $set: { ...plain(body), updatedTime: Date.now() }, ...unset });
-  if (r.matchedCount === 0) throw gone(id);
+  if (r.matchedCount === 0) throw notFound(missing(id));
 }
 
 export async function deleteSavedStatement(deps: ApiDeps, id: string): Promise<void> {
   const r = await savedOf(deps).deleteOne({ _id: id });
-  if (r.deletedCount === 0) throw gone(id);
+  if (r.deletedCount === 0) throw notFound(missing(id));
 }
