@@ -17,21 +17,33 @@ const thriftLib = requireHere(requireHere.resolve('thrift', { paths: [requireHer
 
 /**
  * Thrift's framed transport, assembling received frames as Buffers: thrift 0.20's own receiver copies every
- * byte through a JS array, which costs large results about half their speed.
+ * byte through a JS array, which costs large results about half their speed. A frame's pieces are joined
+ * once, when it is whole (joining at every piece copies a frame of n pieces n times).
  */
 class FramedTransport extends thriftLib.TFramedTransport {
   static receiver(callback: (t: object, seqid?: number) => void, seqid?: number) {
-    let rest: Buffer | null = null;
+    let pieces: Buffer[] = [];
+    let have = 0;
+    /** Size of the frame being received, its 4-byte header included; 0 while the header is incomplete. */
+    let need = 0;
     return (data: Buffer) => {
-      let buf = rest ? Buffer.concat([rest, data]) : data;
-      rest = null;
-      while (buf.length >= 4) {
-        const size = buf.readInt32BE(0);
-        if (buf.length < 4 + size) break;
-        callback(new thriftLib.TFramedTransport(buf.subarray(4, 4 + size)), seqid);
-        buf = buf.subarray(4 + size);
+      pieces.push(data);
+      have += data.length;
+      for (;;) {
+        if (!need) {
+          if (have < 4) return;
+          if (pieces[0].length < 4) pieces = [Buffer.concat(pieces, have)];
+          need = 4 + pieces[0].readInt32BE(0);
+        }
+        if (have < need) return;
+        const buf = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, have);
+        callback(new thriftLib.TFramedTransport(buf.subarray(4, need)), seqid);
+        // A copy: the start of the next frame (at most one read) must not keep this frame's memory.
+        const rest = buf.subarray(need);
+        pieces = rest.length ? [Buffer.from(rest)] : [];
+        have = rest.length;
+        need = 0;
       }
-      if (buf.length) rest = buf;
     };
   }
 }

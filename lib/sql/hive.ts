@@ -157,14 +157,16 @@ class HiveConnection implements SqlConnection {
     const logs = this.logs(op);
     logs.catch(() => undefined); // awaited below, after the rows
     if ((end.hasResultSet ?? op.hasResultSet) === false) return { ...ended(info, 'FINISHED'), logs: await logs };
-    const result = this.fetchAll(op, opts.maxRows, control);
+    const finished: SqlOperationInfo = { ...info, state: 'FINISHED' };
+    const result = this.fetchAll(op, opts, control, finished);
     const done = await Promise.race([result, control.stopped]);
     if (typeof done === 'string') {
       result.catch(() => undefined);
       return stoppedOutcome(done, info, stopMessage(done, opts), await logs);
     }
     if ('error' in done) return { ...ended(info, 'ERROR', done.error), logs: await logs };
-    return { info: { ...info, state: 'FINISHED' }, columns: done.columns, rows: done.rows, logs: await logs };
+    const outcome = { info: finished, columns: done.columns, rows: done.rows, logs: await logs };
+    return opts.sink ? { ...outcome, rowCount: done.count } : outcome;
   }
 
   /** Status until the statement ends; undefined once stopped. Spark holds each call up to 5 s while it runs. */
@@ -203,11 +205,17 @@ class HiveConnection implements SqlConnection {
     clearTimeout(timer);
   }
 
+  /**
+   * The rows, batch by batch: into the outcome, or to opts.sink as each batch arrives (the next batch is
+   * already asked for while the sink takes one, and asked for no further until it has).
+   */
   private async fetchAll(
     op: Handle,
-    maxRows: number,
+    opts: RunOptions,
     control: RunControl,
-  ): Promise<{ columns: SqlColumn[]; rows: unknown[][] } | { error: string }> {
+    finished: SqlOperationInfo,
+  ): Promise<{ columns: SqlColumn[]; rows: unknown[][]; count: number } | { error: string }> {
+    const { maxRows, sink } = opts;
     const meta = this.link.call<{ status: Status; schema?: { columns: HiveColumnDesc[] } }>(
       'GetResultSetMetadata',
       new T.TGetResultSetMetadataReq({ operationHandle: op }),
@@ -222,8 +230,10 @@ class HiveConnection implements SqlConnection {
     const schema = await meta;
     if (!ok(schema.status)) return { error: engineMessage(schema.status.errorMessage) };
     const columns = hiveColumns(schema.schema?.columns ?? []);
+    sink?.begin(columns, finished);
     const rows: unknown[][] = [];
     let fetched = 0;
+    let count = 0;
     while (next) {
       const res: Awaited<ReturnType<typeof fetch>> = await next;
       if (!ok(res.status)) return { error: engineMessage(res.status.errorMessage) };
@@ -232,9 +242,14 @@ class HiveConnection implements SqlConnection {
       // The next batch is asked for before this one is converted, so the server works meanwhile.
       next = n > 0 && fetched < maxRows && !control.reason ? fetch(Math.min(BATCH, maxRows - fetched)) : undefined;
       next?.catch(() => undefined);
-      if (n) for (const row of hiveRows(columns, res.results as HiveRowSet)) rows.push(row);
+      if (!n) continue;
+      let batch = hiveRows(columns, res.results as HiveRowSet);
+      if (count + batch.length > maxRows) batch = batch.slice(0, maxRows - count);
+      count += batch.length;
+      if (!sink) for (const row of batch) rows.push(row);
+      else if (batch.length && !control.reason) await sink.rows(batch);
     }
-    return { columns, rows: rows.length > maxRows ? rows.slice(0, maxRows) : rows };
+    return { columns, rows, count };
   }
 
   /** The statement's operation log (empty when the server keeps none). */

@@ -7,4 +7,4 @@ import type { SqlProtocol } from './types';
 export const protocols: Record<SqlEngine, SqlProtocol> = { SPARK_SQL: hiveProtocol, TRINO: trinoProtocol };
 
 export { createSqlPool, type SqlPool, type SqlPoolOptions } from './pool';
-export type { RunOptions, SqlConnection, SqlProtocol, StatementOutcome } from './types';
+export type { RowSink, RunOptions, SqlConnection, SqlProtocol, StatementOutcome } from './types';

@@ -6,7 +6,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import type { EngineEndpoint } from '../../domain/sql-engine';
 import type { SqlColumn, SqlOperationInfo } from '../../domain/sql';
 import { runControl, stopMessage, stoppedOutcome, type StopReason } from './pool';
-import type { RunOptions, SqlConnection, SqlProtocol, StatementOutcome } from './types';
+import type { RowSink, RunOptions, SqlConnection, SqlProtocol, StatementOutcome } from './types';
 import { parseExactJson, trinoColumns, trinoRowConverter, type TrinoColumn } from './trino-values';
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -113,13 +113,14 @@ class TrinoConnection implements SqlConnection {
     void control.stopped.then(() => abort.abort());
     const stopped = (reason: StopReason, logs: string[]) =>
       stoppedOutcome(reason, info, stopMessage(reason, opts), logs);
-    const query = new Query(opts.maxRows);
+    const query = new Query(opts.maxRows, opts.sink);
     try {
       if (control.reason) return stopped(control.reason, []);
       let page = await this.call('POST', `${this.base}/v1/statement`, abort.signal, statement);
       info.startTime = Date.now();
       for (;;) {
-        query.take(page);
+        const taking = query.take(page);
+        if (page.error || !page.nextUri || query.full) await taking;
         if (page.error)
           return query.outcome(info, 'ERROR', page.error.message ?? page.error.errorName ?? 'query failed');
         if (!page.nextUri) return query.outcome(info, 'FINISHED');
@@ -129,7 +130,14 @@ class TrinoConnection implements SqlConnection {
         }
         query.next = page.nextUri;
         if (control.reason) break;
-        page = await this.call('GET', page.nextUri, abort.signal);
+        // The next page is asked for while the sink takes this one.
+        const next = this.call('GET', page.nextUri, abort.signal);
+        if (taking) {
+          next.catch(() => undefined); // awaited below, or dropped (aborted) when stopped
+          await Promise.race([taking, control.stopped]);
+          if (control.reason) break;
+        }
+        page = await next;
       }
     } catch (e) {
       if (!control.reason) throw e;
@@ -228,40 +236,52 @@ class TrinoConnection implements SqlConnection {
   }
 }
 
-/** What one statement has gathered from its pages: columns, rows up to maxRows, progress lines. */
+/** What one statement has gathered from its pages: columns, rows up to maxRows (or given to the sink), progress lines. */
 class Query {
   columns: SqlColumn[] = [];
   rows: unknown[][] = [];
   logs: string[] = [];
+  /** Rows taken so far (kept, or given to the sink). */
+  count = 0;
   /** The URI that cancels the query while it runs. */
   next?: string;
   private convert?: (rows: unknown[][]) => unknown[][];
   private progress = '';
 
-  constructor(private readonly maxRows: number) {}
+  constructor(
+    private readonly maxRows: number,
+    private readonly sink?: RowSink,
+  ) {}
 
   get full(): boolean {
-    return this.rows.length >= this.maxRows;
+    return this.count >= this.maxRows;
   }
 
-  take(page: TrinoPage): void {
+  /** Takes a page; a promise when the sink holds back the next page until it settles. */
+  take(page: TrinoPage): void | Promise<void> {
     if (page.columns && !this.convert) {
       this.columns = trinoColumns(page.columns);
       this.convert = trinoRowConverter(page.columns);
+      this.sink?.begin(this.columns);
     }
-    if (page.data && this.convert && !this.full) {
-      const room = this.maxRows - this.rows.length;
-      for (const row of this.convert(page.data.length > room ? page.data.slice(0, room) : page.data))
-        this.rows.push(row);
+    let taking: void | Promise<void> = undefined;
+    if (page.data?.length && this.convert && !this.full) {
+      const room = this.maxRows - this.count;
+      const rows = this.convert(page.data.length > room ? page.data.slice(0, room) : page.data);
+      this.count += rows.length;
+      if (this.sink) taking = this.sink.rows(rows);
+      else for (const row of rows) this.rows.push(row);
     }
     const s = page.stats;
-    if (!s || this.logs.length >= MAX_LOG_LINES) return;
+    if (!s || this.logs.length >= MAX_LOG_LINES) return taking;
     const line = `${page.id} ${s.state}: ${s.completedSplits ?? 0}/${s.totalSplits ?? 0} splits, ${s.processedRows ?? 0} rows, ${s.processedBytes ?? 0} bytes`;
     if (line !== this.progress) this.logs.push((this.progress = line));
+    return taking;
   }
 
   outcome(info: Omit<SqlOperationInfo, 'state'>, state: 'FINISHED' | 'ERROR', exception?: string): StatementOutcome {
     const done = { ...info, state, completionTime: Date.now(), ...(exception !== undefined ? { exception } : {}) };
-    return { info: done, columns: this.columns, rows: state === 'ERROR' ? [] : this.rows, logs: this.logs };
+    const outcome = { info: done, columns: this.columns, rows: state === 'ERROR' ? [] : this.rows, logs: this.logs };
+    return this.sink ? { ...outcome, rowCount: this.count } : outcome;
   }
 }

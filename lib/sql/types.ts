@@ -11,14 +11,30 @@ export interface RunOptions {
   timeoutMs: number;
   /** Aborted when the client went away: the statement is cancelled in the engine, outcome CANCELED. */
   signal?: AbortSignal;
+  /** Rows go here batch by batch as they are fetched, instead of into the outcome (whose rows stay empty). */
+  sink?: RowSink;
+}
+
+/** Where a statement's rows go as they arrive from the engine. */
+export interface RowSink {
+  /**
+   * Once, before the first batch: the result's columns and, when the engine ended the statement before its
+   * rows are fetched (HiveServer2), how it ended (state FINISHED, times; Trino ends a query only after its
+   * last page).
+   */
+  begin(columns: SqlColumn[], ended?: SqlOperationInfo): void;
+  /** A batch of rows, in the result's order. A returned promise holds back further fetching until it settles. */
+  rows(batch: unknown[][]): void | Promise<void>;
 }
 
 export interface StatementOutcome {
   /** state FINISHED, ERROR (engine's message in exception), CANCELED or TIMEDOUT; times in epoch ms. */
   info: SqlOperationInfo;
   columns: SqlColumn[];
-  /** Exact values (domain/sql.ts SqlStatementResult). */
+  /** Exact values (domain/sql.ts SqlStatementResult); empty when they went to RunOptions.sink. */
   rows: unknown[][];
+  /** With a sink: the rows given to it. */
+  rowCount?: number;
   /** The engine's operation log of this statement (HiveServer2), or the engine's progress lines (Trino). */
   logs: string[];
 }

@@ -41,6 +41,16 @@ describe('query history writer', () => {
     expect(f.maxInFlight()).toBe(1);
   });
 
+  it('writes only the last record of a statement whose records are queued together', async () => {
+    const f = fakeCollection();
+    const w = createHistoryWriter(() => f.col);
+    w.put({ _id: 'a', state: 'RUNNING' });
+    w.put({ _id: 'b', state: 'RUNNING' });
+    w.put({ _id: 'a', state: 'FINISHED' });
+    await w.flush();
+    expect(f.batches).toEqual([['b:RUNNING', 'a:FINISHED']]);
+  });
+
   it('keeps going when a write fails', async () => {
     let calls = 0;
     const col = {

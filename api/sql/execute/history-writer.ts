@@ -18,7 +18,8 @@ export interface HistoryWriter {
 }
 
 export function createHistoryWriter(col: () => Collection<Document>): HistoryWriter {
-  const queue: (Document & { _id: string })[] = [];
+  // By id: a statement's final record queued behind its RUNNING one replaces it (one write, not two).
+  const queue = new Map<string, Document & { _id: string }>();
   let timer: NodeJS.Timeout | undefined;
   let chain: Promise<void> = Promise.resolve();
 
@@ -33,16 +34,19 @@ export function createHistoryWriter(col: () => Collection<Document>): HistoryWri
   const flush = (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    while (queue.length) {
-      const batch = queue.splice(0, MAX_BATCH);
+    const all = [...queue.values()];
+    queue.clear();
+    for (let i = 0; i < all.length; i += MAX_BATCH) {
+      const batch = all.slice(i, i + MAX_BATCH);
       chain = chain.then(() => writeBatch(batch));
     }
     return chain;
   };
   return {
     put(doc) {
-      queue.push(doc);
-      if (queue.length >= MAX_BATCH) void flush();
+      queue.delete(doc._id); // re-inserted last: the order of first records stays the order of puts
+      queue.set(doc._id, doc);
+      if (queue.size >= MAX_BATCH) void flush();
       else timer ??= setTimeout(() => void flush(), FLUSH_AFTER_MS);
     },
     flush,

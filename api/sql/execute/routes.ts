@@ -1,11 +1,16 @@
-// 4.26 Execute an SQL statement: parse, run on the cluster's engine, answer the typed result.
+// 4.26 Execute an SQL statement: parse, run on the cluster's engine, answer the typed result, streamed as the
+// rows arrive when it is large (result-body.ts).
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { SqlStatementCreation, SqlStatementResult } from '../../../domain/sql';
 import type { ApiDeps } from '../../deps';
+import { logger } from '../../../lib/log';
 import { route } from '../../routing';
+import { ResultBody } from './result-body';
 import type { SqlRuntime } from './runtime';
 import { executeStatement } from './service';
+
+const log = logger('sql');
 
 /** Ilum's body, plus an optional per-request timeout (bounded by SQL_STATEMENT_TIMEOUT_MS). */
 const ExecuteBody = SqlStatementCreation.extend({ timeoutMs: z.number().int().min(100).optional() });
@@ -19,6 +24,43 @@ function abortOnDisconnect(ctx: Context): AbortSignal {
   return ac.signal;
 }
 
+/**
+ * Runs the statement and answers it: whole (errors before the first byte as usual: 4xx {message}), or
+ * streamed, ended when the statement FINISHED and cut otherwise.
+ */
+async function answer(deps: ApiDeps & { sql: SqlRuntime }, body: z.infer<typeof ExecuteBody>, ctx: Context) {
+  // The body is written here, not by Koa after every middleware has returned: the client has its answer
+  // without waiting for the audit record (written right after, with the status set here).
+  const start = () => {
+    ctx.status = 200;
+    ctx.type = 'json';
+    ctx.respond = false;
+  };
+  const out = new ResultBody(ctx.res, start, Date.now());
+  let result: Awaited<ReturnType<typeof executeStatement>>;
+  try {
+    result = await executeStatement(deps, body, abortOnDisconnect(ctx), out);
+  } catch (e) {
+    if (!out.streaming) throw e;
+    log.warn('SQL result cut short: the statement failed after its rows had started', { err: String(e) });
+    return out.fail();
+  }
+  if (!out.streaming) {
+    const whole = out.whole(result);
+    start();
+    ctx.length = whole.length;
+    ctx.res.end(whole);
+  } else if (result.info.state === 'FINISHED') await out.finish(result.info, result.logs);
+  else {
+    // CANCELED: the client went away (nothing to tell); TIMEDOUT or ERROR: the client sees a cut transfer.
+    (result.info.state === 'CANCELED' ? log.info : log.warn)('SQL result cut short after its rows had started', {
+      state: result.info.state,
+      rows: out.count,
+    });
+    out.fail();
+  }
+}
+
 export const sqlExecuteRoutes = (deps: ApiDeps & { sql: SqlRuntime }) => [
   route({
     method: 'post',
@@ -30,6 +72,6 @@ export const sqlExecuteRoutes = (deps: ApiDeps & { sql: SqlRuntime }) => [
     body: { kind: 'json', schema: ExecuteBody },
     response: SqlStatementResult,
     errors: [400, 402, 404, 409],
-    handler: ({ body, ctx }) => executeStatement(deps, body, abortOnDisconnect(ctx)),
+    handler: ({ body, ctx }) => answer(deps, body, ctx),
   }),
 ];

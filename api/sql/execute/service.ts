@@ -12,6 +12,7 @@ import { getClusterDoc } from '../../clusters/service';
 import type { ApiDeps } from '../../deps';
 import { ApiError, conflict, overLimit } from '../../errors';
 import { ensureEngine, failedMessage, runningEngine } from '../engines/service';
+import type { ResultBody } from './result-body';
 import type { SqlRuntime } from './runtime';
 
 const log = logger('sql');
@@ -54,9 +55,9 @@ async function replacementOf(deps: Deps, dead: SqlEngineRecord): Promise<SqlEngi
   return undefined;
 }
 
-async function runOn(deps: Deps, body: SqlStatementCreation, timeoutMs: number, signal: AbortSignal) {
+async function runOn(deps: Deps, body: SqlStatementCreation, timeoutMs: number, signal: AbortSignal, out: ResultBody) {
   let engine = await engineFor(deps, body.clusterId, body.engine);
-  const opts = { maxRows: body.maxRows, timeoutMs, signal };
+  const opts = { maxRows: body.maxRows, timeoutMs, signal, sink: out };
   for (let attempt = 1; ; attempt++) {
     deps.sql.touch(engine);
     try {
@@ -64,6 +65,8 @@ async function runOn(deps: Deps, body: SqlStatementCreation, timeoutMs: number, 
     } catch (e) {
       const broke = `the session with the ${body.engine} engine broke (${(e as Error).message})`;
       if (attempt >= 2 || signal.aborted) throw conflict(broke);
+      // Rows already sent cannot be sent again.
+      if (!out.restart()) throw conflict(`${broke} after part of the result was sent`);
       // Engine died or restarted: once more on the engine the workflow runs now.
       const next = await replacementOf(deps, engine);
       if (!next)
@@ -83,6 +86,7 @@ function historyDoc(
   body: SqlStatementCreation,
   e: SqlEngineRecord | undefined,
   o?: StatementOutcome,
+  rows = 0,
 ): SqlHistoryEntry & Document {
   const info = o?.info;
   return {
@@ -97,24 +101,29 @@ function historyDoc(
     creationTime: info?.creationTime ?? Date.now(),
     ...(info?.startTime !== undefined ? { startTime: info.startTime } : {}),
     ...(info?.completionTime !== undefined ? { completionTime: info.completionTime } : {}),
-    ...(o ? { rows: o.rows.length } : {}),
+    ...(o ? { rows } : {}),
     maxRows: body.maxRows,
     ...(info?.exception ? { error: info.exception } : {}),
   };
 }
 
+/**
+ * Runs the statement, its rows going to `out` as they arrive; resolves the rest of the answer. A streamed
+ * answer (out.streaming) is the caller's to end: out.finish() if FINISHED, else out.fail().
+ */
 export async function executeStatement(
   deps: Deps,
   body: SqlStatementCreation & { timeoutMs?: number },
   signal: AbortSignal,
-): Promise<SqlStatementResult> {
+  out: ResultBody,
+): Promise<Omit<SqlStatementResult, 'rows'>> {
   const { config } = deps;
   if (body.maxRows > config.SQL_MAX_ROWS) {
     throw overLimit(`maxRows: ${body.maxRows} is above this service's limit of ${config.SQL_MAX_ROWS} (SQL_MAX_ROWS)`);
   }
   const timeoutMs = Math.min(body.timeoutMs ?? config.SQL_STATEMENT_TIMEOUT_MS, config.SQL_STATEMENT_TIMEOUT_MS);
   const id = randomUUID().replace(/-/g, '');
-  const creationTime = Date.now();
+  const creationTime = out.creationTime;
   // History costs the answer nothing: records go through the process's batched writer, a RUNNING one
   // only for a statement still running after RUNNING_RECORD_AFTER_MS (most take less).
   const write = (doc: Document) => deps.sql.history.put({ ...doc, _id: id });
@@ -125,7 +134,7 @@ export async function executeStatement(
   }, RUNNING_RECORD_AFTER_MS);
   let result: Awaited<ReturnType<typeof runOn>>;
   try {
-    result = await runOn(deps, body, timeoutMs, signal);
+    result = await runOn(deps, body, timeoutMs, signal, out);
   } catch (e) {
     // The engine could not run it (409), or a RUNNING record must not stay RUNNING: an ERROR record.
     if ((e instanceof ApiError && e.status === 409) || recorded) {
@@ -138,6 +147,9 @@ export async function executeStatement(
     clearTimeout(timer);
   }
   const { engine, outcome } = result;
-  write(historyDoc(id, body, engine, { ...outcome, info: { ...outcome.info, creationTime } }));
-  return { info: { ...outcome.info, creationTime }, columns: outcome.columns, rows: outcome.rows, logs: outcome.logs };
+  const info = { ...outcome.info, creationTime };
+  // Rows the client got: all of a FINISHED result; of another, those a streamed body had already sent.
+  const rows = info.state === 'FINISHED' || out.streaming ? out.count : 0;
+  write(historyDoc(id, body, engine, { ...outcome, info }, rows));
+  return { info, columns: outcome.columns, logs: outcome.logs };
 }
