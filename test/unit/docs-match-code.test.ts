@@ -326,3 +326,41 @@ describe('paths the docs mention', () => {
     },
   );
 });
+
+describe('links between the docs', () => {
+  /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
+  const anchors = (file: string) => {
+    const out = new Set<string>();
+    const seen = new Map<string, number>();
+    let code = false;
+    for (const line of read(file).split('\n')) {
+      if (line.startsWith('```')) code = !code;
+      const m = code ? null : /^#+ (.*)$/.exec(line);
+      if (!m) continue;
+      const slug = m[1]
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-');
+      const n = seen.get(slug) ?? 0;
+      seen.set(slug, n + 1);
+      out.add(n ? `${slug}-${n}` : slug);
+    }
+    return out;
+  };
+
+  it.each(['README.md', 'docs/README.md', 'docs/api.md', 'docs/architecture.md', 'docs/deploy.md', 'bench/README.md'])(
+    '%s links only to files and headings that exist',
+    (file) => {
+      const broken = [...read(file).matchAll(/\]\(([^)\s#]*)(?:#([^)\s]+))?\)/g)]
+        .filter(([, target]) => !/^[a-z]+:/.test(target))
+        .filter(([, target, anchor]) => {
+          const to = target ? path.normalize(path.join(path.dirname(file), target)) : file;
+          if (!existsSync(path.join(ROOT, to))) return true;
+          return anchor !== undefined && to.endsWith('.md') && !anchors(to).has(anchor);
+        })
+        .map(([link]) => link);
+      expect(broken, `${file}: links to a file or heading that does not exist`).toEqual([]);
+    },
+  );
+});
