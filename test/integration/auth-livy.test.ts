@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchKey, insertRecord, markRecord, sessionKey } from '../../api/livy/ids';
 import { startLivy, type RunningLivy } from '../../api/livy/server';
 import { Collections } from '../../lib/mongo';
 import { call, startHarness, type Harness } from '../harness';
@@ -97,6 +98,42 @@ describe('the Livy API with authentication on', () => {
       }
     }
     expect(await h.store.col(Collections.livy).countDocuments()).toBe(0);
+  });
+
+  it('answers 404 with {message, msg} for a deleted session or batch and an unknown statement', async () => {
+    const base = { name: 'x', proxyUser: null, createdTime: Date.now() };
+    await insertRecord(h.store, {
+      _id: sessionKey(900),
+      type: 'session',
+      id: 900,
+      groupId: 'g',
+      kind: 'pyspark',
+      ...base,
+    });
+    await insertRecord(h.store, { _id: batchKey(900), type: 'batch', id: 900, jobId: 'j', ...base });
+    await markRecord(h.store, sessionKey(900), { deleted: true });
+    await markRecord(h.store, batchKey(900), { deleted: true });
+    const answers = {
+      '/sessions/900': "Session '900' not found.",
+      '/batches/900': "Batch '900' not found.",
+      '/sessions/900/statements/0': "Session '900' not found.",
+    };
+    for (const [p, message] of Object.entries(answers)) {
+      const res = await livyCall('GET', p, bearer(viewer));
+      expect(res.status, p).toBe(404);
+      expect(await res.json(), p).toEqual({ message, msg: message });
+    }
+    await insertRecord(h.store, {
+      _id: sessionKey(901),
+      type: 'session',
+      id: 901,
+      groupId: 'g',
+      kind: 'pyspark',
+      ...base,
+    });
+    const res = await livyCall('GET', '/sessions/901/statements/3', bearer(viewer));
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { msg: string }).msg).toBe("Statement '3' not found in session 901.");
   });
 
   it('refuses to start on a public address without authentication', async () => {
