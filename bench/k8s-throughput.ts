@@ -9,7 +9,7 @@
 // Prints accepted and FINISHED jobs per minute, and the CPU milliseconds per job of each process (API, worker,
 // kube-apiserver, etcd, kube-controller-manager, Temporal, MongoDB server, and this process: the HTTP client
 // and the kubelet stand-in) from the start of the window until every accepted job has ended.
-// Target (issue 11, fake server): > 2,000 jobs per minute both accepted and FINISHED, on a 2-core machine.
+// Target (set on the fake server): > 2,000 jobs per minute both accepted and FINISHED, on a 2-core machine.
 //
 //   npm run bench:k8s           BENCH_SECONDS (60), BENCH_CONCURRENCY (16), BENCH_DRAIN_SECONDS (60),
 //                               BENCH_POD_RUN_MS (200), BENCH_K8S (real | fake)
