@@ -364,3 +364,48 @@ describe('links between the docs', () => {
     },
   );
 });
+
+describe('references outside the repository', () => {
+  // Documents that are not in the repository (a spec's sections, other teams' notes, issue numbers): a
+  // comment or doc says the fact itself instead. Built from parts so that this file does not match itself.
+  const OUTSIDE = new RegExp(
+    ['\u00a7', '\\b(?:API|DESIGN|INFRA|STYLE)\\.md\\b', '\\.\\./shared\\b', '\\(issue\\b', '\\bissue #?\\d+'].join('|'),
+  );
+  const FOLDERS = [
+    'activities',
+    'api',
+    'bench',
+    'console',
+    'deploy',
+    'docs',
+    'domain',
+    'lib',
+    'runner',
+    'scripts',
+    'test',
+    'testkit',
+    'worker',
+    'workflows',
+  ];
+  const TEXT = /\.(ts|tsx|mts|mjs|js|py|java|scala|sh|md|ya?ml|tpl|json|txt|Dockerfile)$|Dockerfile$/;
+
+  it('are cited by no source file or doc', () => {
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+        const rel = path.join(dir, e.name);
+        if (e.isDirectory()) {
+          if (!['node_modules', '__pycache__', 'dist', 'target'].includes(e.name)) walk(rel);
+        } else if (TEXT.test(e.name) && rel !== path.join('test', 'unit', 'docs-match-code.test.ts')) {
+          read(rel)
+            .split('\n')
+            .forEach((line, i) => OUTSIDE.test(line) && found.push(`${rel}:${i + 1}: ${line.trim()}`));
+        }
+      }
+    };
+    for (const dir of FOLDERS) walk(dir);
+    for (const file of ['README.md', 'temporal-dev.yml', 'package.json'])
+      if (OUTSIDE.test(read(file))) found.push(file);
+    expect(found, 'say the fact instead of citing a document outside the repository').toEqual([]);
+  });
+});
