@@ -61,10 +61,11 @@ export function onUnauthorized(l: Listener): () => void {
   return () => unauthorized.delete(l);
 }
 
-export type Query = Record<string, string | number | boolean | undefined | null | (string | number)[]>;
+/** Query parameters a page sends (numbers and flags written out; arrays repeated), not the server's parsed form. */
+export type QueryParams = Record<string, string | number | boolean | undefined | null | (string | number)[]>;
 
 /** `?a=1&b=x&b=y`: arrays repeat their name, empty values are left out. */
-export function queryString(q: Query = {}): string {
+export function queryString(q: QueryParams = {}): string {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(q)) {
     if (v === undefined || v === null || v === '') continue;
@@ -83,7 +84,7 @@ export async function api<T = unknown>(
   method: string,
   path: string,
   body?: unknown,
-  opts: { query?: Query; signal?: AbortSignal; retried?: boolean } = {},
+  opts: { query?: QueryParams; signal?: AbortSignal; retried?: boolean } = {},
 ): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const cred = credential();
@@ -129,7 +130,7 @@ export async function api<T = unknown>(
   return data as T;
 }
 
-export const get = <T>(path: string, query?: Query, signal?: AbortSignal) =>
+export const get = <T>(path: string, query?: QueryParams, signal?: AbortSignal) =>
   api<T>('GET', path, undefined, { query, signal });
 export const post = <T = unknown>(path: string, body?: unknown) => api<T>('POST', path, body);
 export const put = <T = unknown>(path: string, body?: unknown) => api<T>('PUT', path, body);
