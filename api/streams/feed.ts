@@ -10,8 +10,18 @@ import { StreamLimits, type StreamLimitsConfig } from './limits';
 const log = logger('streams');
 
 export interface FeedEvent {
+  /** The change's resume token (base64url); empty for a record sent by a re-read. */
   id: string;
   doc: Document;
+}
+
+export interface ResumeOptions {
+  /** Told when the resumed stream stops by itself: it failed, or the feed closed (not when unsubscribed). */
+  ended?: (err?: unknown) => void;
+  /** Told when the token is past the change history and the collection is re-read instead. */
+  reread?: () => void;
+  /** Awaited after each record of a re-read: resolves when the client can take more. */
+  drain?: () => Promise<void>;
 }
 
 const WATCHED = { $in: ['insert', 'update', 'replace'] };
@@ -32,7 +42,9 @@ async function pump(
     try {
       change = await stream.tryNext();
     } catch (err) {
-      return stream.closed || stopped() ? undefined : err;
+      // The driver closes a stream on an error it cannot resume from: that error is still the answer
+      // (ChangeStreamHistoryLost among them), unless this side stopped it.
+      return stopped() ? undefined : err;
     }
     if (change) emit(change);
     else await new Promise((r) => setTimeout(r, idleMs));
@@ -145,7 +157,7 @@ export class ChangeFeed {
     return this.col.watch([{ $match: { operationType: WATCHED } }], {
       fullDocument: 'updateLookup',
       maxAwaitTimeMS: 1000,
-      resumeAfter,
+      ...(resumeAfter ? { resumeAfter } : {}),
     });
   }
 
@@ -174,28 +186,52 @@ export class ChangeFeed {
   /**
    * A stream of one client's own, resumed after a token it has seen (SSE Last-Event-ID). `ended` is told
    * when it stops by itself (it failed, e.g. the token is unknown, or the feed closed), not when unsubscribed.
+   *
+   * A token older than the database's change history (MongoDB's ChangeStreamHistoryLost; mongo-java-server's
+   * trimmed oplog, OPLOG_MAX_ENTRIES / OPLOG_MAX_AGE_SECONDS) is answered with a full re-read: a change stream
+   * is opened from now, then every record of the collection is sent as it is (events without an id: the
+   * client keeps its old one until a live event, so a drop during the re-read re-reads again), then that
+   * stream's changes follow, those made during the re-read included. `reread` is told when it begins;
+   * `drain` is awaited between records so a large collection waits for the client instead of overflowing it.
    */
-  resume(token: string, fn: (e: FeedEvent) => void, ended?: (err?: unknown) => void): () => void {
+  resume(token: string, fn: (e: FeedEvent) => void, opts: ResumeOptions = {}): () => void {
     let resumeAfter: unknown;
     try {
       resumeAfter = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
     } catch {
       throw badRequest('Last-Event-ID is not an event id of this stream');
     }
-    const stream = this.open(resumeAfter);
+    let stream = this.open(resumeAfter);
     this.resumed++;
     let open = true;
-    void pump(
-      stream,
-      () => this.closed || !open,
-      this.idleMs,
-      (c) => {
-        const e = toEvent(c);
-        if (e) fn(e);
-      },
-    ).then((err) => {
+    const stopped = () => this.closed || !open;
+    const emit = (c: ChangeStreamDocument) => {
+      const e = toEvent(c);
+      if (e) fn(e);
+    };
+    const follow = async (): Promise<unknown> => {
+      const err = await pump(stream, stopped, this.idleMs, emit);
+      if (!isHistoryLost(err) || stopped()) return err;
+      log.info('resume token older than the change history; re-reading the collection', { collection: this.name });
+      opts.reread?.();
+      try {
+        stream = this.open(undefined);
+        // The stream's position is fixed by its first request: before the read, so no change falls between.
+        const first = await stream.tryNext();
+        for await (const doc of this.col.find({})) {
+          if (stopped()) return undefined;
+          fn({ id: '', doc });
+          await opts.drain?.();
+        }
+        if (first) emit(first);
+      } catch (e) {
+        return stopped() ? undefined : e;
+      }
+      return pump(stream, stopped, this.idleMs, emit);
+    };
+    void follow().then((err) => {
       if (err) log.warn('resumed change stream failed', { collection: this.name, err: String(err) });
-      if (open) ended?.(err);
+      if (open) opts.ended?.(err);
     });
     return () => {
       if (open) this.resumed--;

@@ -1,7 +1,8 @@
 // Server-Sent Events: each event is `id: <resume token>`, `event: <name>`, `data: <resource JSON>`. A
 // client that reconnects with Last-Event-ID is resumed after that event (on a change stream of its own, so
-// a principal may hold only so many: limits.ts); a comment line every 15 s keeps proxies from closing an
-// idle stream. A client that leaves too much unread is disconnected rather than buffered for without end.
+// a principal may hold only so many: limits.ts), or, if that event is older than the change history the
+// database keeps, re-reads every matching record and then follows (feed.ts, resume); a comment line every
+// 15 s keeps proxies from closing an idle stream. A client that leaves too much unread is disconnected rather than buffered for without end.
 import type { Context } from 'koa';
 import type { Document } from 'mongodb';
 import { PassThrough } from 'node:stream';
@@ -29,13 +30,22 @@ export function sse(
   const send = (e: FeedEvent) => {
     if (ended || !match(e.doc)) return;
     if (limits.overBuffered(unsent())) return drop();
-    body.write(`id: ${e.id}\nevent: ${event}\ndata: ${JSON.stringify(render(e.doc))}\n\n`);
+    // A re-read record has no id: the client keeps the last one it had until a live event.
+    body.write(`${e.id ? `id: ${e.id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(render(e.doc))}\n\n`);
   };
+  // A re-read waits while this much is unsent, well under the bound that drops a client.
+  const drain = async () => {
+    while (!ended && unsent() > limits.maxBuffered / 4) await new Promise((r) => setTimeout(r, 10));
+  };
+  const reread = () =>
+    body.write(
+      ': Last-Event-ID is older than the change history kept; every matching record follows as it is now, then live changes\n\n',
+    );
   const lastId = ctx.get('Last-Event-ID');
   const release = lastId ? limits.acquireResumed(principal) : undefined;
   let unsubscribe: () => void;
   try {
-    unsubscribe = lastId ? feed.resume(lastId, send, resumeEnded) : feed.subscribe(send);
+    unsubscribe = lastId ? feed.resume(lastId, send, { ended: resumeEnded, reread, drain }) : feed.subscribe(send);
   } catch (e) {
     release?.();
     throw e;
@@ -64,8 +74,7 @@ export function sse(
   }
   // Its change stream failed or the API is closing: the client reconnects (and is resumed again, if it can be).
   function resumeEnded(err?: unknown) {
-    if (err && !ended)
-      body.write(': this stream cannot go on from here; reconnect (without Last-Event-ID if it fails again)\n\n');
+    if (err && !ended) body.write(': this stream cannot go on from here; reconnect\n\n');
     close();
   }
   function drop() {

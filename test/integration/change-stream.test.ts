@@ -8,10 +8,12 @@ import path from 'node:path';
 import { MongoClient, type Document } from 'mongodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { ChangeFeed, FeedHub, type FeedEvent } from '../../api/streams/feed';
+import { Collections } from '../../lib/mongo';
 import { ROOT } from '../../lib/config';
 import { serverCommands, startLogged, waitForPort } from '../../scripts/services';
 import { eventually } from '../harness';
 import { freePort } from '../../testkit/servers';
+import { startStack } from '../../testkit/stack';
 
 const stackDir = process.env.STACK_DIR ?? path.join(ROOT, '.stack');
 const cleanups: (() => Promise<void>)[] = [];
@@ -55,7 +57,42 @@ async function ownMongo(env: Record<string, string> = {}) {
     await kill();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { client, start, kill };
+  return { client, start, kill, url: `mongodb://127.0.0.1:${port}/?directConnection=true`, dir };
+}
+
+interface SseEvent {
+  id?: string;
+  data: { jobId: string; state: string };
+}
+
+/** An SSE response read as it comes: its events (`id` absent when the event has none) and comment lines. */
+function openSse(url: string, headers: Record<string, string> = {}) {
+  const ctrl = new AbortController();
+  const events: SseEvent[] = [];
+  const comments: string[] = [];
+  const status = fetch(url, { headers, signal: ctrl.signal }).then(async (res) => {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    void (async () => {
+      for (;;) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+        if (done) return;
+        buf += decoder.decode(value, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const id = /^id: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (data) events.push({ ...(id ? { id } : {}), data: JSON.parse(data) as SseEvent['data'] });
+          else if (block.startsWith(':')) comments.push(block.slice(1).trim());
+        }
+      }
+    })();
+    return res.status;
+  });
+  return { events, comments, status, close: () => ctrl.abort() };
 }
 
 const states = (events: FeedEvent[], id: string) => events.filter((e) => e.doc._id === id).map((e) => e.doc.state);
@@ -148,5 +185,71 @@ describe('change streams', () => {
     const far = col.watch([], { resumeAfter: first._id });
     await expect(far.tryNext()).rejects.toMatchObject({ code: 286 });
     await far.close().catch(() => undefined);
+  });
+
+  it('answer an SSE resume older than the oplog window with a full re-read: every matching record as it is, then live changes', async () => {
+    const mongo = await ownMongo({ OPLOG_MAX_ENTRIES: '100' });
+    const dir = path.join(mongo.dir, 'stack');
+    const stack = await startStack({
+      temporalAddress: inject('temporalAddress'),
+      mongoUrl: mongo.url,
+      dir,
+      id: 'reread',
+      prefix: 'test',
+      worker: 'none',
+      env: { LOG_LEVEL: 'warn' },
+    });
+    cleanups.push(() => stack.stop());
+    const jobs = stack.store.col(Collections.jobs);
+    const job = (jobId: string, state: string) => ({
+      jobId,
+      state,
+      jobType: 'SINGLE',
+      clusterName: 'default',
+      submitTime: Date.now(),
+    });
+    const stream = `${stack.url}/job/updates?jobIds=a,b`;
+
+    // A client sees a's first state, then goes away.
+    const first = openSse(stream);
+    expect(await first.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    await jobs.insertOne({ _id: 'a', ...job('a', 'A1') } as Document);
+    await eventually(async () => (first.events.length ? true : undefined), 10_000, 20);
+    first.close();
+    const lastId = first.events[0].id!;
+    expect(lastId).toBeTruthy();
+
+    // Meanwhile a moves on, b appears, c (not asked for) too, and 600 other writes push a's event out of the oplog.
+    await jobs.replaceOne({ _id: 'a' } as Document, job('a', 'A2'));
+    await jobs.insertOne({ _id: 'b', ...job('b', 'B1') } as Document);
+    await jobs.insertOne({ _id: 'c', ...job('c', 'C1') } as Document);
+    await jobs.insertMany(Array.from({ length: 600 }, (_, i) => ({ _id: `x${i}`, ...job(`x${i}`, 'X') }) as Document));
+
+    // Resumed with its old id: the current state of a and b (nothing else), without ids, then live changes.
+    const back = openSse(stream, { 'Last-Event-ID': lastId });
+    expect(await back.status).toBe(200);
+    await eventually(async () => (back.events.length >= 2 ? true : undefined), 15_000, 20);
+    expect(back.comments.some((c) => /older than the change history/.test(c))).toBe(true);
+    expect(back.events.map((e) => `${e.data.jobId}:${e.data.state}`).sort()).toEqual(['a:A2', 'b:B1']);
+    expect(back.events.every((e) => e.id === undefined)).toBe(true);
+    await jobs.replaceOne({ _id: 'b' } as Document, job('b', 'B2'));
+    await jobs.replaceOne({ _id: 'c' } as Document, job('c', 'C2'));
+    await eventually(async () => (back.events.length >= 3 ? true : undefined), 15_000, 20);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(back.events.slice(2).map((e) => `${e.data.jobId}:${e.data.state}`)).toEqual(['b:B2']);
+    const liveId = back.events[2].id!;
+    expect(liveId).toBeTruthy();
+    back.close();
+
+    // The live event's id resumes as usual: only what came after it.
+    await jobs.replaceOne({ _id: 'a' } as Document, job('a', 'A3'));
+    const again = openSse(stream, { 'Last-Event-ID': liveId });
+    expect(await again.status).toBe(200);
+    await eventually(async () => (again.events.length >= 1 ? true : undefined), 15_000, 20);
+    await new Promise((r) => setTimeout(r, 300));
+    again.close();
+    expect(again.events.map((e) => `${e.data.jobId}:${e.data.state}`)).toEqual(['a:A3']);
+    expect(again.comments.some((c) => /older than the change history/.test(c))).toBe(false);
   });
 });
