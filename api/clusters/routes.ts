@@ -17,7 +17,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
     summary: 'Create a cluster (4.21)',
     body: { kind: 'json', schema: ClusterCreate },
     response: IdResponse('clusterId'),
-    errors: [400, 402, 409],
+    errors: [400, 409],
     handler: ({ body }) => createCluster(deps, body),
   }),
   route({
@@ -68,7 +68,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
     tag: 'clusters',
     summary: 'Update a cluster (4.24): the fields given replace the stored ones',
     body: { kind: 'json', schema: ClusterUpdate },
-    errors: [400, 402, 404, 409],
+    errors: [400, 404, 409],
     handler: ({ params, body }) => updateCluster(deps, params.clusterId, body),
   }),
   route({

@@ -132,7 +132,7 @@ const executionRoutes = (deps: ApiDeps) => [
     summary: 'Execute a job class (or code) in a group and wait for its result (4.5)',
     body: { kind: 'json', schema: ExecuteBody },
     response: JobInstanceResult,
-    errors: [400, 402, 404, 409],
+    errors: [400, 404, 409],
     handler: ({ params, body }) => executeInGroup(deps, params.groupId, body),
   }),
   route({
@@ -143,7 +143,7 @@ const executionRoutes = (deps: ApiDeps) => [
     summary: 'Submit a job class (or code) to a group without waiting (4.7); the result comes on the result stream',
     body: { kind: 'json', schema: ExecuteBody },
     response: IdResponse('jobInstanceId'),
-    errors: [400, 402, 404, 409],
+    errors: [400, 404, 409],
     handler: ({ params, body }) => submitToGroup(deps, params.groupId, body),
   }),
   route({

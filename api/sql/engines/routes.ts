@@ -15,7 +15,7 @@ export const sqlEngineRoutes = (deps: ApiDeps) => [
       'Create (start) the SQL engine of a type on a cluster (4.25); waits until it runs unless async; force replaces a starting one',
     body: { kind: 'json', schema: SqlEngineCreation, optional: true },
     response: z.object({ id: z.string() }),
-    errors: [400, 402, 404, 409],
+    errors: [400, 404, 409],
     handler: ({ params, body }) => createEngine(deps, params.clusterId, body),
   }),
   route({
