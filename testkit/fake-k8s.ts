@@ -1,11 +1,16 @@
-// The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver, k8s-and-streams, k8s-s3a,
-// e2e/k8s-pyspark). This fake stays for what a real server cannot be made to do on demand: answer 5xx for a
-// while (broken-k8s-jobs, broken-groups), fail image pulls (no container runtime here), hold a pod in a phase
-// or container state a test sets (status rules of k8s-adapter), refuse one verb of one resource mid-test
-// (k8s-real-cluster-rules), take a cluster document's basic auth and client certificates, and hold thousands
-// of pods in-process for the soak and throughput benchmarks. k8s-sql-engine and conformance-namespace keep
-// it for its request log (exactly what was sent, with which credentials); their real-server counterparts
-// are in k8s-real-apiserver.
+// The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver, k8s-real-cluster-rules,
+// k8s-cluster-settings, k8s-and-streams, k8s-s3a, e2e/k8s-pyspark). This fake stays only for faults injected
+// on demand that a real server with the kubelet stand-in cannot be made to produce, and for load:
+// - 5xx answers for a while, and API servers that hang or drop connections mid-call (broken-k8s-jobs,
+//   broken-groups, parts of k8s-adapter);
+// - image pulls that fail (ErrImagePull, ImagePullBackOff, InvalidImageName): there is no container runtime
+//   here (k8s-real-cluster-rules' image tests, k8s-adapter's status rules);
+// - a pod held in any phase or container state a test sets (k8s-adapter's status rules);
+// - credentials a real 1.34 API server no longer takes (basic auth) and a record of exactly what was sent
+//   with which credentials (k8s-adapter, k8s-sql-engine, conformance-namespace: their real-server
+//   counterparts are k8s-real-apiserver and k8s-cluster-settings);
+// - thousands of pods in-process for the soak (bench/soak.ts) and `BENCH_K8S=fake npm run bench:k8s`.
+// A test of behaviour a real server can produce belongs on testkit/kube, not here.
 //
 // An in-process fake of the Kubernetes API server: the part of the core/v1 REST API the k8s adapter
 // uses (pods, services, secrets, pod logs), answering with real Kubernetes Status objects. Every
