@@ -1,9 +1,10 @@
 // What the docs name and count, checked against the code that defines it: the routes (docs/api.md's
-// operation index and Livy table against the route tables, and every route any doc mentions), the streams,
-// the states, the settings (README's configuration table against lib/config.ts's schema and the variables
-// the code reads itself), the Temporal search attributes, the MongoDB collections, the number of test files,
-// and every repository path the docs mention. Each check names what is missing on which side, so a failure
-// says which doc or which code to change.
+// operation index and Livy table against the route tables, and every route any doc mentions), the error
+// statuses of each operation, the resources' fields, the states, the streams, the settings and their
+// defaults (README's configuration table against lib/config.ts and the variables the code reads itself),
+// the Temporal search attributes, the MongoDB collections, the number of test files, every repository path
+// and link the docs mention, and no citation of a document outside the repository. Each check names what is
+// missing on which side, so a failure says which doc or which code to change.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -119,6 +120,26 @@ describe('docs/api.md', () => {
       return `${sse} ${nsEvent.join(' ')}`;
     });
     expect(mismatch('stream', code, docs, 'the streams table of docs/api.md')).toEqual([]);
+  });
+});
+
+describe('statuses in docs/api.md', () => {
+  it("list, for each operation with a status table, the error statuses its route declares (the OpenAPI document's)", () => {
+    const norm = (p: string) => p.replace(/(:\w+|\{[^}]*\})/g, '{}');
+    const routes = new Map(allRoutes(deps).map((r) => [`${r.method.toUpperCase()} ${norm(r.path)}`, r]));
+    const DECLARABLE = [400, 402, 404, 409, 503];
+    const problems = API.split(/\n### /)
+      .slice(1)
+      .flatMap((part) => {
+        const title = part.split('\n')[0];
+        const first = /`((?:GET|POST|PUT|DELETE) \/[^`\s]*)`/.exec(part)?.[1];
+        const route = first && routes.get(norm(first));
+        const table = [...part.matchAll(/^\| (\d{3}) \|/gm)].map((m) => Number(m[1]));
+        if (!route || table.length === 0) return [];
+        const docs = table.filter((status) => DECLARABLE.includes(status)).map(String);
+        return mismatch('status', (route.errors ?? []).map(String), docs, `docs/api.md, ${title} (${first})`);
+      });
+    expect(problems).toEqual([]);
   });
 });
 
