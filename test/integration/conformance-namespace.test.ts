@@ -1,25 +1,31 @@
-// POST /cluster/namespace (Ilum 1.5.3's `{name}` body, plus our optional clusterName) through the real API:
-// which cluster it goes to, the refusals, and the Namespace the k8s cluster's API server is sent (the
-// fake Kubernetes API server records it; it serves no namespace creation, so it answers 404 NotFound,
-// which the API words as a 409 naming the cluster).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeK8s, type FakeK8s } from '../../testkit/fake-k8s';
+// POST /cluster/namespace (Ilum 1.5.3's `{name}` body, plus our optional clusterName) through the real API,
+// against the real kube-apiserver (testkit/kube): which cluster it goes to, the refusals, the Namespace the
+// API server creates (with our label), one that exists already, and credentials without the right to create
+// namespaces (the chart gives the service none), whose token never shows in the answer.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
+import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
+import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import { call, startHarness, type Harness } from '../harness';
 
+const ready = k8sAvailable() && helmAvailable();
 let h: Harness;
-let k8s: FakeK8s;
+let cp: ControlPlaneInfo;
+let release: ChartRelease;
 
 beforeAll(async () => {
-  k8s = await startFakeK8s();
   h = await startHarness({ worker: false });
-});
+  if (!ready) return;
+  cp = await sharedControlPlane(inject('testDir'));
+  release = await installChartRbac(cp, 'nsconf', 'nsconf-rel');
+}, K8S_SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await h?.stop();
-  await k8s?.stop();
 });
 
 const create = (body: unknown) => call(h, 'POST', '/cluster/namespace', body);
+const k8sCluster = (name: string, token: string) => ({ name, type: 'k8s', url: cp.url, caCert: cp.caCert, token });
 
 describe('POST /cluster/namespace', () => {
   it('refuses without a k8s cluster, on a local one, for an unknown cluster and for a bad name', async () => {
@@ -35,35 +41,34 @@ describe('POST /cluster/namespace', () => {
     expect((await call(h, 'POST', '/cluster/namespace', 'name=x', { 'content-type': 'text/plain' })).status).toBe(400);
   });
 
-  it("sends the Namespace to the only k8s cluster's API server and never echoes its credentials", async () => {
-    const c = await call(h, 'POST', '/cluster', {
-      name: 'ns-k8s',
-      type: 'k8s',
-      url: k8s.url,
-      username: 'admin',
-      password: 'k8s-secret-password',
-    });
-    expect(c.status).toBe(200);
-    const r = await create({ name: 'team-a' });
-    const sent = k8s.requests.filter((q) => q.method === 'POST' && q.path === '/api/v1/namespaces');
-    expect(sent).toHaveLength(1);
-    expect(sent[0].body).toMatchObject({
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: 'team-a', labels: { 'app.kubernetes.io/managed-by': 'spark-orchestrator' } },
-    });
-    expect(sent[0].authorization).toBe(`Basic ${Buffer.from('admin:k8s-secret-password').toString('base64')}`);
-    // The fake serves no namespaces: its 404 comes back as a conflict naming the cluster.
-    expect(r.status).toBe(409);
-    expect(r.body.message).toContain("cluster 'ns-k8s'");
-    expect(JSON.stringify(r.body)).not.toContain('k8s-secret-password');
+  it.skipIf(!ready)(
+    "creates the labelled Namespace on the only k8s cluster's API server; refusals carry the server's words, never the token",
+    async () => {
+      expect((await call(h, 'POST', '/cluster', k8sCluster('ns-k8s', cp.adminToken))).status).toBe(200);
+      expect((await create({ name: 'nsconf-team-a' })).status).toBe(200);
+      const ns = await kubeRequest(cp, cp.adminToken, 'GET', '/api/v1/namespaces/nsconf-team-a');
+      expect(ns.status).toBe(200);
+      expect(ns.body.metadata.labels['app.kubernetes.io/managed-by']).toBe('spark-orchestrator');
+      // Again: the API server's AlreadyExists, as a conflict naming the namespace and the cluster.
+      const again = await create({ name: 'nsconf-team-a' });
+      expect(again.status).toBe(409);
+      expect(again.body.message).toBe("namespace 'nsconf-team-a' already exists on cluster 'ns-k8s'");
+      expect(JSON.stringify(again.body)).not.toContain(cp.adminToken);
 
-    // With two k8s clusters the request must say which.
-    await call(h, 'POST', '/cluster', { name: 'ns-k8s-2', type: 'k8s', url: k8s.url });
-    const two = await create({ name: 'team-b' });
-    expect(two.status).toBe(409);
-    expect(two.body.message).toContain('clusterName');
-    await create({ name: 'team-b', clusterName: 'ns-k8s-2' });
-    expect(k8s.requests.filter((q) => q.path === '/api/v1/namespaces')).toHaveLength(2);
-  });
+      // With two k8s clusters the request must say which.
+      expect((await call(h, 'POST', '/cluster', k8sCluster('ns-chart', release.token))).status).toBe(200);
+      const two = await create({ name: 'nsconf-team-b' });
+      expect(two.status).toBe(409);
+      expect(two.body.message).toContain('clusterName');
+      // The chart's account may not create namespaces: the API server's "forbidden", naming the cluster.
+      const refused = await create({ name: 'nsconf-team-b', clusterName: 'ns-chart' });
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toContain("cluster 'ns-chart'");
+      expect(refused.body.message).toMatch(/forbidden.*cannot create resource "namespaces"/);
+      expect(JSON.stringify(refused.body)).not.toContain(release.token);
+      expect((await kubeRequest(cp, cp.adminToken, 'GET', '/api/v1/namespaces/nsconf-team-b')).status).toBe(404);
+      expect((await create({ name: 'nsconf-team-b', clusterName: 'ns-k8s' })).status).toBe(200);
+      expect((await kubeRequest(cp, cp.adminToken, 'GET', '/api/v1/namespaces/nsconf-team-b')).status).toBe(200);
+    },
+  );
 });
