@@ -1,6 +1,7 @@
-// The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver, k8s-real-cluster-rules,
-// k8s-cluster-settings, conformance-namespace, k8s-and-streams, k8s-s3a, e2e/k8s-pyspark). This fake stays only for faults injected
-// on demand that a real server with the kubelet stand-in cannot be made to produce, and for load:
+// The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver,
+// k8s-real-cluster-rules, k8s-cluster-settings, conformance-namespace, k8s-and-streams, k8s-s3a,
+// e2e/k8s-pyspark). This fake stays only for faults injected on demand that a real server with the kubelet
+// stand-in cannot be made to produce, and for load:
 // - 5xx answers for a while, and API servers that hang or drop connections mid-call (broken-k8s-jobs,
 //   broken-groups, parts of k8s-adapter);
 // - image pulls that fail (ErrImagePull, ImagePullBackOff, InvalidImageName): there is no container runtime
