@@ -2,9 +2,9 @@
 // operation index and Livy table against the route tables, and every route any doc mentions), the error
 // statuses of each operation, the resources' fields, the states, the streams, the settings and their
 // defaults (README's configuration table against lib/config.ts and the variables the code reads itself),
-// the versions README pins, the Temporal search attributes, the MongoDB collections, the number of test
-// files, every repository path and link the docs mention, and no citation of a document outside the
-// repository. Each check names what is missing on which side, so a failure says which doc or code to change.
+// the versions README pins, environment variables, the Temporal search attributes, the MongoDB collections,
+// the number of test files, every repository path and link the docs mention, and no citation of a document
+// outside the repository. Each check names what is missing on which side: which doc or code to change.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -269,6 +269,47 @@ describe('README.md', () => {
       expect(stated, `README.md, Tests: "\`${dir}\` (N files" is missing`).toBeDefined();
       expect(Number(stated), `README.md, Tests: the number of ${dir} files`).toBe(actual);
     }
+  });
+});
+
+describe('environment variables the docs name', () => {
+  it('are each read somewhere in the code (settings, the dev stack, runners, benchmarks, drivers)', () => {
+    const CODE = /\.(ts|tsx|mts|mjs|py|java|sh|ya?ml|tpl|json)$|Dockerfile$/;
+    const corpus: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+        const rel = path.join(dir, e.name);
+        if (e.isDirectory()) {
+          if (!['node_modules', '__pycache__', 'dist'].includes(e.name)) walk(rel);
+        } else if (CODE.test(e.name) && rel !== path.join('test', 'unit', 'docs-match-code.test.ts'))
+          corpus.push(read(rel));
+      }
+    };
+    for (const dir of [
+      'activities',
+      'api',
+      'bench',
+      'console',
+      'deploy',
+      'domain',
+      'lib',
+      'runner',
+      'scripts',
+      'test',
+      'testkit',
+      'worker',
+      'workflows',
+    ])
+      walk(dir);
+    corpus.push(read('temporal-dev.yml'), read('package.json'));
+    const code = corpus.join('\n');
+    const unread = ['README.md', 'docs/api.md', 'docs/architecture.md', 'docs/deploy.md', 'bench/README.md'].flatMap(
+      (file) =>
+        [...new Set(all(read(file), /`([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])(?:=[^`]*)?`/g))]
+          .filter((name) => !code.includes(name))
+          .map((name) => `${file}: ${name}`),
+    );
+    expect(unread, 'names no code reads').toEqual([]);
   });
 });
 
