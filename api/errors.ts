@@ -100,9 +100,9 @@ export interface ErrorMiddlewareOptions {
 }
 
 /**
- * Every thrown error becomes its status and {message} (toHttp); 5xx messages stay generic and the error
- * is logged. A path no route has answers 404, a method a path does not take 405 with Allow, both with
- * a {message} too.
+ * Every thrown error becomes its status and {message} (toHttp). A fault of the service (500, or 503 when
+ * MongoDB or Temporal is down) answers a generic message and is logged; client errors are not logged. A
+ * path no route has answers 404, a method a path does not take 405 with Allow, both with a {message} too.
  */
 export function errorMiddleware({ log, pathHint, zodStatus = 409 }: ErrorMiddlewareOptions): Middleware {
   return async (ctx, next) => {
