@@ -1,6 +1,6 @@
 // The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver,
-// k8s-real-cluster-rules, k8s-cluster-settings, conformance-namespace, k8s-and-streams, k8s-s3a,
-// e2e/k8s-pyspark). This fake stays only for faults injected on demand that a real server with the kubelet
+// k8s-real-cluster-rules, k8s-cluster-settings, k8s-sql-engine, conformance-namespace, k8s-and-streams,
+// k8s-s3a, e2e/k8s-pyspark). This fake stays only for faults injected on demand that a real server with the kubelet
 // stand-in cannot be made to produce, and for load:
 // - 5xx answers for a while, and API servers that hang or drop connections mid-call (broken-k8s-jobs,
 //   broken-groups, parts of k8s-adapter);
@@ -8,8 +8,8 @@
 //   here (k8s-real-cluster-rules' image tests, k8s-adapter's status rules);
 // - a pod held in any phase or container state a test sets (k8s-adapter's status rules);
 // - credentials a real 1.34 API server no longer takes (basic auth) and a record of exactly what was sent
-//   with which credentials (k8s-adapter, k8s-sql-engine: their real-server counterparts are
-//   k8s-real-apiserver and k8s-cluster-settings);
+//   with which credentials (k8s-adapter; its real-server counterparts are k8s-real-apiserver and
+//   k8s-cluster-settings);
 // - thousands of pods in-process for the soak (bench/soak.ts) and `BENCH_K8S=fake npm run bench:k8s`.
 // A test of behaviour a real server can produce belongs on testkit/kube, not here.
 //

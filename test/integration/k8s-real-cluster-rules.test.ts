@@ -17,13 +17,8 @@ import type { K8sAdapterOptions, K8sCluster, ObjectStore } from '../../activitie
 import { LOG_READ_LIMIT_BYTES } from '../../activities/adapters/k8s/pod-logs';
 import type { DriverSpec } from '../../domain/driver';
 import { startFakeK8s, type FakeK8s, type FakeK8sOptions } from '../../testkit/fake-k8s';
-import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
-import {
-  k8sAvailable,
-  kubeRequest,
-  serviceAccountToken,
-  type ControlPlaneInfo,
-} from '../../testkit/kube/control-plane';
+import { installChartRbac, helmAvailable, tokenWithout, type ChartRelease } from '../../testkit/kube/chart-rbac';
+import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
 import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
 import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import { until } from '../../testkit/wait';
@@ -191,48 +186,11 @@ describe.skipIf(!realReady)('the k8s adapter against a real API server with the 
     ((await get(`pods?labelSelector=${encodeURIComponent(`${Labels.DRIVER_ID}=${base}`)}`)).body.items ??
       []) as V1Pod[];
 
-  /**
-   * A token of an account with the chart's driver-manager rules, except `verb` on `resource`: the service as a
-   * release of the chart runs it, one right short.
-   */
-  async function tokenWithout(resource: string, verb: string): Promise<string> {
-    const role = release.objects.find(
-      (o) => o.kind === 'Role' && String(o.metadata.name).endsWith('-driver-manager') && o.metadata.namespace === RNS,
-    );
-    if (!role) throw new Error(`the chart renders no driver-manager Role in ${RNS}`);
-    type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
-    const rules = (role.rules as Rule[]).flatMap((r) => {
-      if (!r.resources.includes(resource)) return [r];
-      const others = r.resources.filter((x) => x !== resource);
-      const verbs = r.verbs.filter((v) => v !== verb);
-      return [
-        ...(others.length ? [{ ...r, resources: others }] : []),
-        ...(verbs.length ? [{ ...r, resources: [resource], verbs }] : []),
-      ];
-    });
-    const name = `without-${resource}-${verb}`.replace(/[^a-z0-9-]/g, '-');
-    const rbac = '/apis/rbac.authorization.k8s.io/v1';
-    for (const [p, body] of [
-      [`/api/v1/namespaces/${RNS}/serviceaccounts`, { metadata: { name } }],
-      [`${rbac}/namespaces/${RNS}/roles`, { metadata: { name }, rules }],
-      [
-        `${rbac}/namespaces/${RNS}/rolebindings`,
-        {
-          metadata: { name },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-          subjects: [{ kind: 'ServiceAccount', name, namespace: RNS }],
-        },
-      ],
-    ] as const) {
-      const r = await admin('POST', p, body);
-      if (r.status !== 201 && r.status !== 409) throw new Error(`${p}: ${r.status} ${r.text}`);
-    }
-    return serviceAccountToken(cp, RNS, name);
-  }
+  const tokenLacking = (resource: string, verb: string) => tokenWithout(cp, release, RNS, resource, [verb]);
 
   describe('RBAC: the chart rules with one right taken away', () => {
     it('no pods create: the launch fails at once and for good, with the API server’s words', async () => {
-      const token = await tokenWithout('pods', 'create');
+      const token = await tokenLacking('pods', 'create');
       const err = await adapterWith({ token })
         .launch(spec({ driverId: 'job-rbac-1' }))
         .catch((e: unknown) => e);
@@ -246,7 +204,7 @@ describe.skipIf(!realReady)('the k8s adapter against a real API server with the 
     });
 
     it('no secrets create: a cluster whose storage has keys fails the launch for good', async () => {
-      const token = await tokenWithout('secrets', 'create');
+      const token = await tokenLacking('secrets', 'create');
       const withKeys = adapterWith({
         token,
         storages: { s3: { sparkBucket: 'b', accessKey: 'AK12', secretKey: 'SK12' } },
@@ -259,13 +217,13 @@ describe.skipIf(!realReady)('the k8s adapter against a real API server with the 
 
     it('no pods get: the status is UNKNOWN with the reason (the watch goes on)', async () => {
       await adapterWith().launch(spec({ driverId: 'job-rbac-3' }));
-      const st = await adapterWith({ token: await tokenWithout('pods', 'get') }).status('job-rbac-3');
+      const st = await adapterWith({ token: await tokenLacking('pods', 'get') }).status('job-rbac-3');
       expect(st.phase).toBe('UNKNOWN');
       expect(st.message).toMatch(/HTTP 403 Forbidden: pods "job-rbac-3-driver" is forbidden/);
     });
 
     it('no networkpolicies create: the launch fails for good', async () => {
-      const adapter = adapterWith({ token: await tokenWithout('networkpolicies', 'create') });
+      const adapter = adapterWith({ token: await tokenLacking('networkpolicies', 'create') });
       await expect(adapter.launch(spec({ driverId: 'job-rbac-4' }))).rejects.toMatchObject({
         type: 'InvalidSpec',
         message: expect.stringMatching(/networkpolicies.* is forbidden/),
@@ -276,7 +234,7 @@ describe.skipIf(!realReady)('the k8s adapter against a real API server with the 
       const full = adapterWith();
       await full.launch(spec({ driverId: 'job-rbac-5' }));
       await running(full, 'job-rbac-5');
-      const noLogs = adapterWith({ token: await tokenWithout('pods/log', 'get') });
+      const noLogs = adapterWith({ token: await tokenLacking('pods/log', 'get') });
       await noLogs.remove('job-rbac-5');
       await until('pod gone', async () => (await get(`pods/${k8sNames('job-rbac-5').pod}`)).status === 404, 30_000);
       const [saved] = await noLogs.logs('job-rbac-5', { from: 0, size: 10 });

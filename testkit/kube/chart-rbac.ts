@@ -93,3 +93,50 @@ export async function installChartRbac(
   )?.metadata.name as string | undefined;
   return { serviceAccount: subject.name, token, driverNamespace, driverServiceAccount, objects };
 }
+
+/**
+ * A TokenRequest token of a new account in `namespace` bound to the chart's driver-manager rules except `verbs`
+ * on `resource`: the service as a release of the chart runs it, short of those rights. Named after what it
+ * lacks, so the API server's refusal names it too (`without-<resource>-<verbs>`).
+ */
+export async function tokenWithout(
+  cp: ControlPlaneInfo,
+  release: ChartRelease,
+  namespace: string,
+  resource: string,
+  verbs: string[],
+): Promise<string> {
+  const role = release.objects.find(
+    (o) =>
+      o.kind === 'Role' && String(o.metadata.name).endsWith('-driver-manager') && o.metadata.namespace === namespace,
+  );
+  if (!role) throw new Error(`the chart renders no driver-manager Role in ${namespace}`);
+  type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+  const rules = (role.rules as Rule[]).flatMap((r) => {
+    if (!r.resources.includes(resource)) return [r];
+    const others = r.resources.filter((x) => x !== resource);
+    const left = r.verbs.filter((v) => !verbs.includes(v));
+    return [
+      ...(others.length ? [{ ...r, resources: others }] : []),
+      ...(left.length ? [{ ...r, resources: [resource], verbs: left }] : []),
+    ];
+  });
+  const name = `without-${resource}-${verbs.join('-')}`.replace(/[^a-z0-9-]/g, '-');
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  for (const [p, body] of [
+    [`/api/v1/namespaces/${namespace}/serviceaccounts`, { metadata: { name } }],
+    [`${rbac}/namespaces/${namespace}/roles`, { metadata: { name }, rules }],
+    [
+      `${rbac}/namespaces/${namespace}/rolebindings`,
+      {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ kind: 'ServiceAccount', name, namespace }],
+      },
+    ],
+  ] as const) {
+    const r = await kubeRequest(cp, cp.adminToken, 'POST', p, body);
+    if (r.status !== 201 && r.status !== 409) throw new Error(`${p}: ${r.status} ${r.text}`);
+  }
+  return serviceAccountToken(cp, namespace, name);
+}
