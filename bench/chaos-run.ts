@@ -112,7 +112,8 @@ export async function runChaos(stack: ChaosStack, o: ChaosOptions): Promise<Chao
     // A tag only this job carries: its stream is open before the submit, so no state goes unseen.
     const tag = `chaos=${victim}-${i}-${Date.now()}`;
     const follower = followJob(stack.url, `tags=${encodeURIComponent(tag)}`);
-    await sleep(500);
+    // Submitted once the API has subscribed the stream (a fixed pause was too short on a loaded machine).
+    await Promise.race([follower.connected, sleep(30_000)]);
     const r = await call(
       'POST',
       '/job/submit',

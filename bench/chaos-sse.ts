@@ -9,11 +9,15 @@ export interface JobFollower {
   /** 5xx answers to (re)connections; other failures (refused while the API restarts) are retried. */
   http5xx: number;
   reconnects: number;
+  /** Resolves once the API has subscribed the first connection (its `: connected` comment came). */
+  connected: Promise<void>;
   close(): void;
 }
 
 export function followJob(url: string, filter: string): JobFollower {
-  const f: JobFollower = { states: [], http5xx: 0, reconnects: 0, close: () => ac.abort() };
+  let isConnected!: () => void;
+  const connected = new Promise<void>((r) => (isConnected = r));
+  const f: JobFollower = { states: [], http5xx: 0, reconnects: 0, connected, close: () => ac.abort() };
   const ac = new AbortController();
   let lastId: string | undefined;
   const onEvent = (data: string) => {
@@ -32,7 +36,12 @@ export function followJob(url: string, filter: string): JobFollower {
           signal: ac.signal,
         });
         if (res.status >= 500) f.http5xx++;
-        if (res.ok && res.body) await readEvents(res.body, (id, data) => ((lastId = id ?? lastId), onEvent(data)));
+        if (res.ok && res.body)
+          await readEvents(
+            res.body,
+            (id, data) => ((lastId = id ?? lastId), onEvent(data)),
+            isConnected,
+          );
       } catch {
         // refused or cut off: the API is restarting
       }
@@ -47,6 +56,7 @@ export function followJob(url: string, filter: string): JobFollower {
 async function readEvents(
   body: ReadableStream<Uint8Array>,
   onEvent: (id: string | undefined, data: string) => void,
+  onComment: (text: string) => void,
 ): Promise<void> {
   const decoder = new TextDecoder();
   let buf = '';
@@ -58,7 +68,8 @@ async function readEvents(
       let id: string | undefined;
       const data: string[] = [];
       for (const line of block.split('\n')) {
-        if (line.startsWith('id: ')) id = line.slice(4);
+        if (line.startsWith(':')) onComment(line.slice(1).trim());
+        else if (line.startsWith('id: ')) id = line.slice(4);
         else if (line.startsWith('data: ')) data.push(line.slice(6));
       }
       if (data.length) onEvent(id, data.join('\n'));

@@ -285,7 +285,7 @@ describe('SQL engine idle stop', () => {
 
   it('stops an engine that ran no statement for SQL_ENGINE_IDLE_MS', async () => {
     const r = await call(idle, 'POST', '/sql/execute', { statement: 'select 5', clusterId });
-    expect(r.body.rows).toEqual([[5]]);
+    expect({ status: r.status, body: r.body }).toMatchObject({ status: 200, body: { rows: [[5]] } });
     expect((await call(idle, 'GET', `/sql/engine/${clusterId}`)).body).toHaveLength(1);
     await eventually(
       async () => ((await call(idle, 'GET', `/sql/engine/${clusterId}`)).body.length === 0 ? true : undefined),
