@@ -32,13 +32,19 @@ export async function startStorage(): Promise<MotoServer> {
 }
 
 /** Registers a k8s cluster at `url` whose Spark storage is `storage`. */
-export const createK8sCluster = (h: Harness, name: string, url: string, storage: MotoServer) =>
+export const createK8sCluster = (
+  h: Harness,
+  name: string,
+  url: string,
+  storage: MotoServer,
+  /** How the cluster authenticates (a real API server: `{ token, caCert }`). */
+  credentials: Record<string, string> = { username: 'admin', password: 'k8s-password' },
+) =>
   call(h, 'POST', '/cluster', {
     name,
     type: 'k8s',
     url,
-    username: 'admin',
-    password: 'k8s-password',
+    ...credentials,
     // Where runners in pods would reach Temporal; no runner here gets that far.
     temporalAddress: 'temporal.example:7233',
     sparkStorage: 'main',

@@ -1,10 +1,18 @@
-// Single jobs on k8s clusters that do not answer: the real stack and k8s adapter against a port nothing
-// listens on, and against the fake Kubernetes API server answering 5xx for a while. Jobs show UNKNOWN with
-// the cause, fail at the launch deadline, cancel at once, and their drivers go once the cluster answers.
+// Single jobs on k8s clusters that do not answer or whose drivers do not start: the real stack and k8s adapter
+// against a port nothing listens on (which a proxy to the real kube-apiserver of testkit/kube takes over
+// mid-test), against the real API server whose kubelet stand-in never starts a container, and against the fake
+// Kubernetes API server for the one fault a real server cannot be made to show: answering 5xx for a while.
+// Jobs show UNKNOWN with the cause, fail at the launch deadline, cancel at once, and their drivers go once the
+// cluster answers.
 import type { Document } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Collections } from '../../lib/mongo';
 import { startFakeK8s, type FakeK8s } from '../../testkit/fake-k8s';
+import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
+import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
+import { startCutProxy, type CutProxy } from '../../testkit/kube/cut-proxy';
+import { startKubelet, type Kubelet } from '../../testkit/kube/kubelet';
+import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import type { MotoServer } from '../../testkit/moto';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 import { createK8sCluster, freePort, startStorage } from './broken-fixture';
@@ -12,25 +20,49 @@ import { createK8sCluster, freePort, startStorage } from './broken-fixture';
 const LAUNCH_DEADLINE_MS = 4000;
 let h: Harness;
 let healthy: FakeK8s;
-/** Started mid-test on the port of the cluster `closed`, which nothing listens on before. */
-let late: FakeK8s | undefined;
+/** Started mid-test on the port of the cluster `closed`, which nothing listens on before: the real API server. */
+let late: CutProxy | undefined;
 let closedPort: number;
 let storage: MotoServer;
+const real = k8sAvailable() && helmAvailable();
+let cp: ControlPlaneInfo;
+let release: ChartRelease;
+let kubelet: Kubelet | undefined;
+/** The real API server's credentials for a cluster document (the chart's service account). */
+const realCredentials = () => ({ token: release.token, caCert: cp.caCert });
 
 beforeAll(async () => {
   closedPort = await freePort();
   storage = await startStorage();
   // Pods keep running until a test moves them.
   healthy = await startFakeK8s({ phases: { pendingMs: 50, runMs: null } });
-  h = await startHarness({ env: { LAUNCH_DEADLINE_MS: String(LAUNCH_DEADLINE_MS) } });
-  expect((await createK8sCluster(h, 'closed', `http://127.0.0.1:${closedPort}`, storage)).status).toBe(200);
+  let namespace = 'default';
+  if (real) {
+    cp = await sharedControlPlane(inject('testDir'));
+    release = await installChartRbac(cp, 'broken', 'broken-rel');
+    namespace = release.driverNamespace;
+    // Containers never start: pods stay Pending, ContainerCreating.
+    kubelet = await startKubelet({
+      cp,
+      nodeName: 'node-broken',
+      namespaces: [namespace],
+      dir: `${inject('testDir')}/kubelet-broken`,
+      plan: () => ({ waiting: 'ContainerCreating' }),
+    });
+  }
+  h = await startHarness({ env: { LAUNCH_DEADLINE_MS: String(LAUNCH_DEADLINE_MS), K8S_NAMESPACE: namespace } });
+  const closed = real
+    ? createK8sCluster(h, 'closed', `https://127.0.0.1:${closedPort}`, storage, realCredentials())
+    : createK8sCluster(h, 'closed', `http://127.0.0.1:${closedPort}`, storage);
+  expect((await closed).status).toBe(200);
   expect((await createK8sCluster(h, 'flaky', healthy.url, storage)).status).toBe(200);
-});
+}, K8S_SETUP_TIMEOUT_MS);
 afterAll(async () => {
   await h?.stop();
   await storage?.stop();
   await healthy?.stop();
   await late?.stop();
+  await kubelet?.stop();
 });
 
 const submit = async (clusterName: string, maxRetries = 0) => {
@@ -55,7 +87,7 @@ const jobWhen = (id: string, ok: (j: Document) => boolean, ms = 30_000) =>
 const podOf = (k: FakeK8s, jobId: string) =>
   [...k.state.pods.values()].find((p) => p.metadata.labels?.['spark-orchestrator.io/job-id'] === jobId);
 
-describe('jobs on a cluster nobody answers for', () => {
+describe.skipIf(!real)('jobs on a cluster nobody answers for', () => {
   it('are UNKNOWN with the host, the error and since when, then FAILED at the launch deadline, per try', async () => {
     const t0 = Date.now();
     const id = await submit('closed', 1);
@@ -70,7 +102,7 @@ describe('jobs on a cluster nobody answers for', () => {
     expect(failed.error).toContain(`127.0.0.1:${closedPort}`);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(2 * LAUNCH_DEADLINE_MS);
     // No credential reaches the job's record.
-    expect(JSON.stringify(failed)).not.toContain('k8s-password');
+    expect(JSON.stringify(failed)).not.toContain(real ? release.token : 'k8s-password');
   });
 
   it('cancel answers CANCELED at once; the driver is removed once the cluster answers, then DELETE works', async () => {
@@ -84,10 +116,10 @@ describe('jobs on a cluster nobody answers for', () => {
     const cancelled = await jobWhen(id, (j) => j.cleanup !== undefined, 10_000);
     expect(cancelled.state).toBe('CANCELED');
     expect(cancelled.cleanup).toMatch(new RegExp(`driver job-${id}-1 not removed yet .*127\\.0\\.0\\.1:${closedPort}`));
-    // The cluster comes up: the background removal gets through and the note goes.
-    late = await startFakeK8s({ port: closedPort });
+    // The cluster comes up (the real API server, reached at the address the cluster names): the background
+    // removal gets through and the note goes.
+    late = await startCutProxy(cp.url, closedPort);
     await jobWhen(id, (j) => j.cleanup === undefined, 60_000);
-    expect(late.requests.some((r) => r.method === 'DELETE' && r.path.includes(`/pods/`))).toBe(true);
     expect((await call(h, 'DELETE', `/job/${id}`)).status).toBe(200);
     expect((await call(h, 'GET', `/job/${id}`)).status).toBe(404);
   });
@@ -193,18 +225,28 @@ describe('a schedule on a cluster nobody answers for', () => {
   });
 });
 
-describe('a driver that never leaves Pending', () => {
+describe.skipIf(!real)('a driver that never leaves Pending', () => {
   it('fails its try at the launch deadline, and its pod is removed', async () => {
-    const stuck = await startFakeK8s({ phases: { pendingMs: 3_600_000 } });
-    try {
-      expect((await createK8sCluster(h, 'pending', stuck.url, storage)).status).toBe(200);
-      const id = await submit('pending');
-      expect((await jobWhen(id, (j) => j.state === 'STARTING')).error).toBeUndefined();
-      const failed = await jobWhen(id, (j) => j.state === 'FAILED', LAUNCH_DEADLINE_MS + 20_000);
-      expect(failed.error).toContain('did not start within 4 s (LAUNCH_DEADLINE_MS)');
-      await eventually(async () => podOf(stuck, id) === undefined, 20_000);
-    } finally {
-      await stuck.stop();
-    }
+    expect((await createK8sCluster(h, 'pending', cp.url, storage, realCredentials())).status).toBe(200);
+    const id = await submit('pending');
+    const ns = release.driverNamespace;
+    const pods = async () =>
+      (
+        await kubeRequest(
+          cp,
+          cp.adminToken,
+          'GET',
+          `/api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(`spark-orchestrator.io/job-id=${id}`)}`,
+        )
+      ).body.items as { status?: { containerStatuses?: { state?: { waiting?: { reason?: string } } }[] } }[];
+    // Bound to the node, its container waiting.
+    await eventually(
+      async () => (await pods())[0]?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating',
+      20_000,
+    );
+    expect((await jobWhen(id, (j) => j.state === 'STARTING')).error).toBeUndefined();
+    const failed = await jobWhen(id, (j) => j.state === 'FAILED', LAUNCH_DEADLINE_MS + 20_000);
+    expect(failed.error).toContain('did not start within 4 s (LAUNCH_DEADLINE_MS)');
+    await eventually(async () => (await pods()).length === 0, 30_000);
   });
 });

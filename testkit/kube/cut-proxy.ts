@@ -11,7 +11,8 @@ export interface CutProxy {
   stop(): Promise<void>;
 }
 
-export async function startCutProxy(target: string): Promise<CutProxy> {
+/** `listenPort`: where the proxy listens (default a free port), e.g. an address a cluster document already names. */
+export async function startCutProxy(target: string, listenPort = 0): Promise<CutProxy> {
   const { hostname, port } = new URL(target);
   let open = true;
   const sockets = new Set<net.Socket>();
@@ -30,7 +31,7 @@ export async function startCutProxy(target: string): Promise<CutProxy> {
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(listenPort, '127.0.0.1', r));
   const { port: own } = server.address() as net.AddressInfo;
   return {
     url: `https://127.0.0.1:${own}`,
