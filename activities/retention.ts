@@ -2,8 +2,11 @@
 // a bounded footprint. Removed: finished job records (FINISHED, FAILED, CANCELED) and their uploaded
 // artifacts, finished executions (job instance results), and local driver folders whose process has
 // ended (each folder holds the driver's log and its Spark event log), and the logs k8s drivers left when their
-// pods were deleted (STACK_DIR/k8s-logs/<driverId>, saved by the k8s adapter). Never touched: anything still
-// running, groups, schedules and their artifacts. Audit records older than AUDIT_RETENTION_DAYS (their own
+// pods were deleted (STACK_DIR/k8s-logs/<driverId>, saved by the k8s adapter), query-history records of
+// statements that ended (or, never ended by a crashed API, began) before the cutoff, and the Livy API's records
+// of the batches and statements whose job or execution went. Never touched: anything still running, groups,
+// schedules and their artifacts, saved SQL statements and notebooks (documents users keep), Livy sessions
+// (one per group). The MongoDB-protocol dev server bounds its own oplog (scripts/mongo/Launcher.java). Audit records older than AUDIT_RETENTION_DAYS (their own
 // setting: an audit trail is usually kept longer than finished work) go too. Run hourly by a Temporal
 // Schedule the worker process creates (ensureRetentionSchedule, workflows/retention.ts); each run is
 // idempotent.
@@ -31,6 +34,10 @@ export interface RetentionSummary {
   artifactFolders: number;
   /** Logs of k8s drivers saved when their pods were removed. */
   savedLogFolders: number;
+  /** Query-history records (GET /sql/history). */
+  sqlHistory: number;
+  /** Livy API records of removed batches (jobs) and statements (executions). */
+  livyRecords: number;
   /** Epoch ms: audit records from before it were removed. */
   auditCutoff: number;
   auditRecords: number;
@@ -58,10 +65,13 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
     driverFolders: 0,
     artifactFolders: 0,
     savedLogFolders: 0,
+    sqlHistory: 0,
+    livyRecords: 0,
     auditCutoff: now - config.AUDIT_RETENTION_DAYS * DAY_MS,
     auditRecords: 0,
   };
   const jobs = store.col(Collections.jobs);
+  const livy = store.col(Collections.livy);
   const old = { state: { $in: [...TERMINAL_JOB_STATES] }, endTime: { $lt: cutoff } };
   for (;;) {
     const ids = (
@@ -72,11 +82,30 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
     ).map((d) => String(d._id));
     if (!ids.length) break;
     summary.jobs += (await jobs.deleteMany({ _id: { $in: ids } } as Document)).deletedCount;
+    summary.livyRecords += (await livy.deleteMany({ type: 'batch', jobId: { $in: ids } })).deletedCount;
     // A single job's uploads are ARTIFACT_DIR/<jobId> (a group's or schedule's runs have none of their own).
     for (const id of ids) if (await removeFolder(config.ARTIFACT_DIR, id)) summary.artifactFolders++;
     if (ids.length < BATCH) break;
   }
-  summary.results = (await store.col(Collections.results).deleteMany({ endTime: { $lt: cutoff } })).deletedCount;
+  const results = store.col(Collections.results);
+  for (;;) {
+    const old = await results
+      .find({ endTime: { $lt: cutoff } }, { projection: { _id: 1, jobInstanceId: 1 } })
+      .limit(BATCH)
+      .toArray();
+    if (!old.length) break;
+    summary.results += (await results.deleteMany({ _id: { $in: old.map((d) => d._id) } })).deletedCount;
+    const executions = old.map((d) => String(d.jobInstanceId));
+    summary.livyRecords += (
+      await livy.deleteMany({ type: 'statement', jobInstanceId: { $in: executions } })
+    ).deletedCount;
+    if (old.length < BATCH) break;
+  }
+  summary.sqlHistory = (
+    await store.col(Collections.sqlHistory).deleteMany({
+      $or: [{ completionTime: { $lt: cutoff } }, { completionTime: { $exists: false }, creationTime: { $lt: cutoff } }],
+    })
+  ).deletedCount;
   for (const name of await fs.readdir(config.DRIVER_DIR).catch(() => [] as string[])) {
     const dir = path.join(config.DRIVER_DIR, name);
     if ((await driverEndedAt(dir)) < cutoff && (await removeFolder(config.DRIVER_DIR, name))) summary.driverFolders++;

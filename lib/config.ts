@@ -147,7 +147,8 @@ const schema = z.object({
     .default(15 * 60_000),
   /**
    * Days after which the retention sweep removes what has ended: local driver folders (with their Spark
-   * event logs), finished executions, and finished job records with their uploaded artifacts.
+   * event logs), finished executions, finished job records with their uploaded artifacts, query-history
+   * records, and the Livy API's records of those jobs and executions.
    */
   RETENTION_DAYS: z.coerce.number().positive().default(7),
   /** Days after which the retention sweep removes audit records. */

@@ -1,6 +1,7 @@
 // The retention sweep against a real MongoDB-protocol server, real driver folders (one with a live process)
 // and a real Temporal server: run as its workflow on the harness's worker, it removes what ended more than
-// RETENTION_DAYS ago (audit records: AUDIT_RETENTION_DAYS) and nothing else; the worker's Temporal Schedule
+// RETENTION_DAYS ago (jobs, executions, driver folders, query history, the Livy records of those jobs and
+// executions; audit records: AUDIT_RETENTION_DAYS) and nothing else; the worker's Temporal Schedule
 // for it is created once.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
@@ -82,6 +83,39 @@ describe('retention sweep', () => {
       { _id: results.open, jobInstanceId: results.open, groupId: 'g' },
     ] as Document[]);
 
+    // Query history: statements that ended before the cutoff go, and so does one a crashed API left RUNNING.
+    const history = { old: id('q-old'), recent: id('q-recent'), orphan: id('q-orphan'), running: id('q-running') };
+    const statement = (_id: string, state: string, creationTime: number, completionTime?: number) => ({
+      _id,
+      id: _id,
+      engine: 'SPARK_SQL',
+      state,
+      statement: 'select 1',
+      creationTime,
+      ...(completionTime && { completionTime }),
+    });
+    await h.store
+      .col(Collections.sqlHistory)
+      .insertMany([
+        statement(history.old, 'FINISHED', now - 9 * DAY, now - 9 * DAY),
+        statement(history.recent, 'ERROR', now - 8 * DAY, now - DAY),
+        statement(history.orphan, 'RUNNING', now - 10 * DAY),
+        statement(history.running, 'RUNNING', now - 60_000),
+      ] as Document[]);
+    // The Livy API's records of batches (jobs) and statements (executions) go with what they stand for.
+    const livy = {
+      oldBatch: id('batch-old'),
+      recentBatch: id('batch-recent'),
+      oldStmt: id('st-old'),
+      session: id('s'),
+    };
+    await h.store.col(Collections.livy).insertMany([
+      { _id: livy.oldBatch, type: 'batch', id: 1, jobId: jobs.oldFinished },
+      { _id: livy.recentBatch, type: 'batch', id: 2, jobId: jobs.recentFinished },
+      { _id: livy.oldStmt, type: 'statement', sessionId: 1, id: 0, jobInstanceId: results.old },
+      { _id: livy.session, type: 'session', id: 1, groupId: 'g' },
+    ] as Document[]);
+
     // Logs k8s drivers left behind when their pods were deleted.
     const savedLogs = path.join(h.config.STACK_DIR, 'k8s-logs');
     const savedOld = path.join(savedLogs, id('inst-old'));
@@ -123,13 +157,15 @@ describe('retention sweep', () => {
         driverFolders: 2,
         artifactFolders: 1,
         savedLogFolders: 1,
+        sqlHistory: 2,
+        livyRecords: 2,
         auditRecords: 1,
       });
       expect(existsSync(savedOld)).toBe(false);
       expect(existsSync(savedRecent)).toBe(true);
       expect(summary.cutoff).toBeGreaterThan(now - 7 * DAY - 60_000);
 
-      const left = async (col: 'jobs' | 'results' | 'audit', ids: string[]) =>
+      const left = async (col: 'jobs' | 'results' | 'audit' | 'sqlHistory' | 'livy', ids: string[]) =>
         (
           await h.store
             .col(Collections[col])
@@ -139,6 +175,10 @@ describe('retention sweep', () => {
       expect((await left('jobs', Object.values(jobs))).sort()).toEqual([jobs.recentFinished, jobs.oldRunning].sort());
       expect((await left('results', Object.values(results))).sort()).toEqual([results.recent, results.open].sort());
       expect(await left('audit', Object.values(audit))).toEqual([audit.kept]);
+      expect((await left('sqlHistory', Object.values(history))).sort()).toEqual(
+        [history.recent, history.running].sort(),
+      );
+      expect((await left('livy', Object.values(livy))).sort()).toEqual([livy.recentBatch, livy.session].sort());
       expect((await call(h, 'GET', `/job/${jobs.oldFinished}`)).status).toBe(404);
       expect(existsSync(path.join(h.config.ARTIFACT_DIR, jobs.oldFinished))).toBe(false);
       expect(existsSync(path.join(h.config.ARTIFACT_DIR, jobs.recentFinished))).toBe(true);
@@ -159,6 +199,8 @@ describe('retention sweep', () => {
         driverFolders: 0,
         artifactFolders: 0,
         savedLogFolders: 0,
+        sqlHistory: 0,
+        livyRecords: 0,
         auditRecords: 0,
       });
     } finally {
