@@ -5,7 +5,7 @@
 import type { Document } from 'mongodb';
 import { Collections, type Store } from '../../lib/mongo';
 import type { Feeds } from '../streams/feed';
-import type { ApiMetrics } from './registry';
+import type { ApiMetrics, StoreStats } from './registry';
 
 /** Ids already observed, forgetting the oldest beyond `limit` (documents change a few times, then rest). */
 export class SeenIds {
@@ -56,6 +56,30 @@ export function observeStatement(m: ApiMetrics, seen: SeenIds, d: Document): voi
   if (s !== undefined) m.sqlStatementDuration.observe({ engine }, s);
 }
 
+/**
+ * The store's size: collStats of each of the service's collections (one not created yet counts 0), dbStats,
+ * and the oplog's entries (left out where the server does not let the API read local.oplog.rs).
+ */
+export async function readStoreStats(store: Store): Promise<StoreStats> {
+  const collections = await Promise.all(
+    Object.values(Collections).map(async (name) => {
+      const s = await store.db.command({ collStats: name }).catch(() => undefined);
+      return { name, documents: Number(s?.count ?? 0), bytes: Number(s?.size ?? 0) };
+    }),
+  );
+  const db = await store.db.command({ dbStats: 1 }).catch(() => undefined);
+  // WiredTiger reports no fileSize; an in-memory server reports no storage at all (left out).
+  const fileSize = Number(db?.fileSize ?? 0);
+  const storage = Number(db?.storageSize ?? 0);
+  const diskBytes = fileSize > 0 ? fileSize : storage > 0 ? storage + Number(db?.indexSize ?? 0) : undefined;
+  const oplogEntries = await store.client
+    .db('local')
+    .collection('oplog.rs')
+    .estimatedDocumentCount()
+    .catch(() => undefined);
+  return { collections, diskBytes, oplogEntries };
+}
+
 /** Wires the metrics to the store and the feeds; returns what stops the observations. */
 export function attachCollectors(m: ApiMetrics, store: Store, feeds: Feeds): () => void {
   m.sources.jobCounts = async () => {
@@ -70,6 +94,7 @@ export function attachCollectors(m: ApiMetrics, store: Store, feeds: Feeds): () 
       n: r.n,
     }));
   };
+  m.sources.store = () => readStoreStats(store);
   m.sources.subscribers = () => ({
     jobs: feeds.jobs.clientCount,
     results: feeds.results.clientCount,

@@ -36,6 +36,7 @@ export function metricsEndpoint(store: Store, feeds: Feeds): MetricsEndpoint {
       }
       attached ??= attachCollectors(metrics, store, feeds);
       try {
+        metrics.newScrape();
         const text = await metrics.registry.metrics();
         ctx.set('Content-Type', metrics.registry.contentType);
         ctx.body = text;

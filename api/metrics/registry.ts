@@ -5,6 +5,8 @@
 //     latency by group, schedule fire delay, SQL statement latency by engine. Each API replica sees every
 //     change, so each reports the whole service: aggregate replicas with max(), not sum().
 //   - Stream subscribers by feed (Socket.IO and SSE), read from the feeds.
+//   - The store's size, read at each scrape (collStats, dbStats): documents and bytes per collection, the
+//     database's bytes on disk, the oplog's entries: what retention and compaction keep bounded.
 // The worker's metrics (Temporal SDK, activity latency by adapter) are served by the worker (worker/metrics.ts).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -15,11 +17,23 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export interface GaugeSources {
   jobCounts?: () => Promise<{ labels: { state: string; cluster: string; type: string }; n: number }[]>;
   subscribers?: () => Record<string, number>;
+  store?: () => Promise<StoreStats>;
+}
+
+/** The store's size: each collection's documents and data bytes, the bytes on disk, the oplog's entries. */
+export interface StoreStats {
+  collections: { name: string; documents: number; bytes: number }[];
+  /** dbStats' fileSize where the server reports one (mongo-java-server: its whole data file), else storage + index bytes. */
+  diskBytes?: number;
+  /** Entries of local.oplog.rs, where the server lets the API count them. */
+  oplogEntries?: number;
 }
 
 export interface ApiMetrics {
   registry: Registry;
   sources: GaugeSources;
+  /** Called before each scrape: the gauges read the store afresh. */
+  newScrape(): void;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   jobs: Gauge<'state' | 'cluster' | 'type'>;
   executions: Counter<'group' | 'outcome'>;
@@ -28,6 +42,10 @@ export interface ApiMetrics {
   sqlStatements: Counter<'engine' | 'state'>;
   sqlStatementDuration: Histogram<'engine'>;
   streamSubscribers: Gauge<'feed'>;
+  storeDocuments: Gauge<'collection'>;
+  storeDataBytes: Gauge<'collection'>;
+  storeDiskBytes: Gauge;
+  storeOplogEntries: Gauge;
 }
 
 export function createApiMetrics(): ApiMetrics {
@@ -35,9 +53,14 @@ export function createApiMetrics(): ApiMetrics {
   collectDefaultMetrics({ register: registry, prefix: 'spark_orchestrator_api_' });
   const registers = [registry];
   const sources: GaugeSources = {};
+  // One read of the store per scrape serves its four gauges (each collects on its own); newScrape() starts the next.
+  let storeRead: Promise<StoreStats | undefined> | undefined;
+  const storeStats = (): Promise<StoreStats | undefined> =>
+    (storeRead ??= sources.store?.() ?? Promise.resolve(undefined));
   return {
     registry,
     sources,
+    newScrape: () => void (storeRead = undefined),
     httpDuration: new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP requests of the REST API by route template, method and status',
@@ -96,6 +119,46 @@ export function createApiMetrics(): ApiMetrics {
       registers,
       collect() {
         for (const [feed, n] of Object.entries(sources.subscribers?.() ?? {})) this.set({ feed }, n);
+      },
+    }),
+    storeDocuments: new Gauge({
+      name: 'spark_store_documents',
+      help: 'Documents per MongoDB collection of the service (read at each scrape)',
+      labelNames: ['collection'],
+      registers,
+      async collect() {
+        const stats = await storeStats();
+        this.reset();
+        for (const c of stats?.collections ?? []) this.set({ collection: c.name }, c.documents);
+      },
+    }),
+    storeDataBytes: new Gauge({
+      name: 'spark_store_data_bytes',
+      help: "Bytes of documents per MongoDB collection of the service (collStats' size)",
+      labelNames: ['collection'],
+      registers,
+      async collect() {
+        const stats = await storeStats();
+        this.reset();
+        for (const c of stats?.collections ?? []) this.set({ collection: c.name }, c.bytes);
+      },
+    }),
+    storeDiskBytes: new Gauge({
+      name: 'spark_store_disk_bytes',
+      help: "The database's bytes on disk: dbStats' fileSize (mongo-java-server: its whole data file), else storage and index bytes",
+      registers,
+      async collect() {
+        const bytes = (await storeStats())?.diskBytes;
+        if (bytes !== undefined) this.set(bytes);
+      },
+    }),
+    storeOplogEntries: new Gauge({
+      name: 'spark_store_oplog_entries',
+      help: 'Entries of the oplog (local.oplog.rs) that change streams read from',
+      registers,
+      async collect() {
+        const n = (await storeStats())?.oplogEntries;
+        if (n !== undefined) this.set(n);
       },
     }),
   };

@@ -1,7 +1,9 @@
 // The API's Prometheus metrics against real MongoDB change feeds: HTTP latency by route template, jobs by
 // state counted from the read model, and executions, scheduled runs and SQL statements observed once each
-// from the feeds (however often their documents change).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// from the feeds (however often their documents change), and the store's size.
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Collections } from '../../lib/mongo';
 import { metricSum, scrape } from '../../testkit/metrics';
 import { call, eventually, startHarness, type Harness } from '../harness';
@@ -108,5 +110,26 @@ describe('GET /metrics', () => {
       const m = await scrape(h.url);
       return metricSum(m, 'spark_stream_subscribers', { feed: 'jobs' }) === 0 ? true : undefined;
     }, 10_000);
+  });
+
+  it("reports the store's size: documents and bytes per collection, the data file's bytes, the oplog's entries", async () => {
+    const notebooks = h.store.col(Collections.notebooks);
+    await notebooks.insertMany(Array.from({ length: 50 }, (_, i) => ({ name: `nb-${i}`, body: 'x'.repeat(1000) })));
+    const m = await scrape(h.url);
+    expect(metricSum(m, 'spark_store_documents', { collection: 'sqlNotebooks' })).toBe(50);
+    expect(metricSum(m, 'spark_store_data_bytes', { collection: 'sqlNotebooks' })).toBeGreaterThan(50_000);
+    for (const name of [Collections.clusters, Collections.jobs, Collections.audit])
+      expect(metricSum(m, 'spark_store_documents', { collection: name })).toBe(
+        await h.store.col(name).countDocuments(),
+      );
+    // The tests' MongoDB-protocol server keeps its data in one file: the gauge is that file's size.
+    const file = statSync(path.join(inject('testDir'), 'data', 'mongo.mv')).size;
+    const disk = metricSum(m, 'spark_store_disk_bytes');
+    expect(disk).toBeGreaterThan(file / 2);
+    expect(disk).toBeLessThan(file * 2);
+    expect(metricSum(m, 'spark_store_oplog_entries')).toBeGreaterThanOrEqual(50);
+    // Read again at the next scrape.
+    await notebooks.deleteMany({ name: /^nb-/ });
+    expect(metricSum(await scrape(h.url), 'spark_store_documents', { collection: 'sqlNotebooks' })).toBe(0);
   });
 });
