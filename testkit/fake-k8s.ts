@@ -1,9 +1,9 @@
 // The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver,
-// k8s-real-cluster-rules, k8s-cluster-settings, k8s-sql-engine, conformance-namespace, k8s-and-streams,
-// k8s-s3a, e2e/k8s-pyspark). This fake stays only for faults injected on demand that a real server with the kubelet
+// k8s-real-cluster-rules, k8s-cluster-settings, k8s-sql-engine, conformance-namespace, broken-groups,
+// broken-k8s-jobs, k8s-and-streams, k8s-s3a, e2e/k8s-pyspark). This fake stays only for faults injected on demand that a real server with the kubelet
 // stand-in cannot be made to produce, and for load:
 // - 5xx answers for a while, and API servers that hang or drop connections mid-call (broken-k8s-jobs,
-//   broken-groups, parts of k8s-adapter);
+//   parts of k8s-adapter);
 // - image pulls that fail (ErrImagePull, ImagePullBackOff, InvalidImageName): there is no container runtime
 //   here (k8s-real-cluster-rules' image tests, k8s-adapter's status rules);
 // - a pod held in any phase or container state a test sets (k8s-adapter's status rules);

@@ -1,16 +1,21 @@
 // Groups whose drivers cannot start, on the real stack and k8s adapter: pods that end before their runner
-// is ready (the fake Kubernetes API server), and a cluster on a port nothing listens on. Replacements
+// is ready (the real kube-apiserver of testkit/kube, whose kubelet stand-in ends each container with exit code
+// 1 shortly after it starts), and a cluster on a port nothing listens on. Replacements
 // back off, stop after CRASH_LOOP_LIMIT with the cause on the group, resume on rescale; an execution
 // with no ready instance answers 409 with the reason within EXECUTE_WAIT_MS, a submission ends failed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeK8s, type FakeK8s } from '../../testkit/fake-k8s';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { installChartRbac, helmAvailable } from '../../testkit/kube/chart-rbac';
+import { k8sAvailable } from '../../testkit/kube/control-plane';
+import { startKubelet, type Kubelet } from '../../testkit/kube/kubelet';
+import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import type { MotoServer } from '../../testkit/moto';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 import { createK8sCluster, freePort, startStorage } from './broken-fixture';
 
 const EXECUTE_WAIT_MS = 3000;
 let h: Harness;
-let k8s: FakeK8s;
+let kubelet: Kubelet | undefined;
+const real = k8sAvailable() && helmAvailable();
 let closedPort: number;
 let storage: MotoServer;
 
@@ -21,8 +26,22 @@ beforeAll(async () => {
   process.env.PIP_INDEX_URL = `http://127.0.0.1:${await freePort()}/simple`;
   process.env.PIP_RETRIES = '0';
   storage = await startStorage();
-  // Every pod ends 100 ms after it runs: a runner that never gets to signal READY.
-  k8s = await startFakeK8s({ phases: { pendingMs: 50, runMs: 100 } });
+  let namespace = 'default';
+  let crashing: Record<string, string> | undefined;
+  if (real) {
+    const cp = await sharedControlPlane(inject('testDir'));
+    const release = await installChartRbac(cp, 'crashing', 'crashing-rel');
+    namespace = release.driverNamespace;
+    crashing = { url: cp.url, token: release.token, caCert: cp.caCert };
+    // Every container ends with exit code 1 100 ms after it starts: a runner that never gets to signal READY.
+    kubelet = await startKubelet({
+      cp,
+      nodeName: 'node-crashing',
+      namespaces: [namespace],
+      dir: `${inject('testDir')}/kubelet-crashing`,
+      plan: () => ({ hold: ['runner starting'], exitAfterMs: 100, exitCode: 1 }),
+    });
+  }
   h = await startHarness({
     env: {
       // Long enough for a local venv and pip to fail by themselves on a loaded machine: the failures this
@@ -32,15 +51,19 @@ beforeAll(async () => {
       CRASH_LOOP_LIMIT: '3',
       CRASH_BACKOFF_MS: '1500',
       CRASH_BACKOFF_MAX_MS: '5000',
+      K8S_NAMESPACE: namespace,
     },
   });
-  expect((await createK8sCluster(h, 'crashing', k8s.url, storage)).status).toBe(200);
+  if (crashing) {
+    const { url, ...credentials } = crashing;
+    expect((await createK8sCluster(h, 'crashing', url, storage, credentials)).status).toBe(200);
+  }
   expect((await createK8sCluster(h, 'closed', `http://127.0.0.1:${closedPort}`, storage)).status).toBe(200);
-});
+}, K8S_SETUP_TIMEOUT_MS);
 afterAll(async () => {
   await h?.stop();
   await storage?.stop();
-  await k8s?.stop();
+  await kubelet?.stop();
 });
 
 const createGroup = async (name: string, clusterName: string, extra: Record<string, string> = {}) => {
@@ -59,7 +82,7 @@ type Instance = { jobId: string; state: string; submitTime: number; error?: stri
 const instances = async (id: string): Promise<Instance[]> =>
   ((await group(id)).jobs as Instance[]).sort((a, b) => a.submitTime - b.submitTime);
 
-describe('a group whose drivers fail before READY', () => {
+describe.skipIf(!real)('a group whose drivers fail before READY', () => {
   it('backs off between replacements, stops after the limit with the cause, and resumes on rescale', async () => {
     const id = await createGroup('crashing', 'crashing');
     const g = await eventually(async () => {
