@@ -165,4 +165,8 @@ export async function deleteCluster(deps: ApiDeps, id: string): Promise<void> {
   // SQL engines belong to the cluster: they stop with it.
   await stopClusterEngines(deps, c.id);
   await clustersOf(deps).deleteOne({ _id: c._id });
+  // Where its drivers were launched (activities/adapters/placements.ts): none of them is left to remove.
+  await store
+    .col(Collections.placements)
+    .deleteMany({ _id: { $regex: `^${c.id.replace(/[^A-Za-z0-9]/g, '\\$&')}/` } as never });
 }

@@ -11,6 +11,7 @@ import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
 import { k8sNames } from '../../activities/adapters/k8s/names';
 import { memoryPlacements, type K8sCluster } from '../../activities/adapters/k8s/options';
 import { sqlEngineDriverId } from '../../domain/sql-engine';
+import { Collections } from '../../lib/mongo';
 import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
 import {
   createNamespace,
@@ -284,6 +285,15 @@ describe.skipIf(!ready)("a k8s cluster's namespace and Spark image, on a real AP
     await jobWhen(id, running, 20_000);
     expect((await call(h, 'POST', `/job/${id}/cancel`)).status).toBe(200);
     await nothingLeft(jobSel(id));
+    // Its placement record goes with the driver; whatever a deleted cluster leaves goes with the cluster.
+    const placements = h.store.col(Collections.placements);
+    const ofCluster = { _id: { $regex: `^${cid}/` } as never };
+    await eventually(async () => ((await placements.countDocuments(ofCluster)) === 0 ? true : undefined), 30_000);
+    await jobWhen(id, (j) => !j.cleanup, 30_000);
+    expect((await call(h, 'DELETE', `/job/${id}`)).status).toBe(200);
+    await placements.insertOne({ _id: `${cid}/job-left-1` as never, namespace: NS_B, time: Date.now() });
+    expect((await call(h, 'DELETE', `/cluster/${cid}`)).status).toBe(200);
+    expect(await placements.countDocuments(ofCluster)).toBe(0);
   });
 
   it("an SQL engine runs in the cluster's namespace, and is still found and removed there after a change", async () => {
