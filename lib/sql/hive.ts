@@ -14,6 +14,8 @@ const { TCLIService_types: T } = thrift;
 
 /** Rows per FetchResults: Hive's default server-side cap (hive.server2.thrift.resultset.max.fetch.size). */
 const BATCH = 10_000;
+/** Fetches kept asked for while rows are taken. */
+const FETCH_AHEAD = 2;
 const MAX_LOG_LINES = 10_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 /** How long a cancelled statement's held status call may take to return before the outcome is given anyway. */
@@ -206,8 +208,9 @@ class HiveConnection implements SqlConnection {
   }
 
   /**
-   * The rows, batch by batch: into the outcome, or to opts.sink as each batch arrives (the next batch is
-   * already asked for while the sink takes one, and asked for no further until it has).
+   * The rows, batch by batch: into the outcome, or to opts.sink as each batch arrives. FETCH_AHEAD fetches are
+   * kept asked for, so the server has the next one to answer while a batch is converted or the sink holds
+   * further fetching back (a slow client stops it there).
    */
   private async fetchAll(
     op: Handle,
@@ -225,29 +228,41 @@ class HiveConnection implements SqlConnection {
         'FetchResults',
         new T.TFetchResultsReq({ operationHandle: op, orientation: FETCH_NEXT, maxRows: n, fetchType: 0 }),
       );
-    let next: ReturnType<typeof fetch> | undefined = fetch(Math.min(BATCH, maxRows));
-    next.catch(() => undefined); // awaited below; a failure of the schema call must not leave it unhandled
+    const asked: { size: number; reply: ReturnType<typeof fetch> }[] = [];
+    let requested = 0;
+    let exhausted = false;
+    const askAhead = () => {
+      while (asked.length < FETCH_AHEAD && requested < maxRows && !exhausted && !control.reason) {
+        const n = Math.min(BATCH, maxRows - requested);
+        requested += n;
+        const reply = fetch(n);
+        reply.catch(() => undefined); // awaited below, or left when the statement stops
+        asked.push({ size: n, reply });
+      }
+    };
+    askAhead(); // with the schema call: the server answers them in order, one wait for all
     const schema = await meta;
     if (!ok(schema.status)) return { error: engineMessage(schema.status.errorMessage) };
     const columns = hiveColumns(schema.schema?.columns ?? []);
     sink?.begin(columns, finished);
     const rows: unknown[][] = [];
-    let fetched = 0;
     let count = 0;
-    while (next) {
-      const res: Awaited<ReturnType<typeof fetch>> = await next;
+    while (asked.length) {
+      const { size, reply } = asked.shift() as (typeof asked)[number];
+      const res: Awaited<typeof reply> = await reply;
       if (!ok(res.status)) return { error: engineMessage(res.status.errorMessage) };
       const n = res.results ? rowCount(res.results) : 0;
-      fetched += n;
-      // The next batch is asked for before this one is converted, so the server works meanwhile.
-      next = n > 0 && fetched < maxRows && !control.reason ? fetch(Math.min(BATCH, maxRows - fetched)) : undefined;
-      next?.catch(() => undefined);
-      if (!n) continue;
+      if (!n) exhausted = true;
+      // A short batch may be the server's own cap, not the end: what it left out is asked for again.
+      requested -= size - n;
+      // The next batches are asked for before this one is converted, so the server works meanwhile.
+      askAhead();
+      if (!n || count >= maxRows) continue;
       let batch = hiveRows(columns, res.results as HiveRowSet);
       if (count + batch.length > maxRows) batch = batch.slice(0, maxRows - count);
       count += batch.length;
       if (!sink) for (const row of batch) rows.push(row);
-      else if (batch.length && !control.reason) await sink.rows(batch);
+      else if (!control.reason) await sink.rows(batch);
     }
     return { columns, rows, count };
   }
