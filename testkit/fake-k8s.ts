@@ -7,9 +7,9 @@
 // - image pulls that fail (ErrImagePull, ImagePullBackOff, InvalidImageName): there is no container runtime
 //   here (k8s-real-cluster-rules' image tests, k8s-adapter's status rules);
 // - a pod held in any phase or container state a test sets (k8s-adapter's status rules);
-// - credentials a real 1.34 API server no longer takes (basic auth) and a record of exactly what was sent
-//   with which credentials (k8s-adapter; its real-server counterparts are k8s-real-apiserver and
-//   k8s-cluster-settings);
+// - credentials a real 1.34 API server no longer takes (basic auth), client certificates of the test's own
+//   CA, and a record of exactly what was sent (k8s-adapter's connection tests, and its check that a refused
+//   spec makes no request; its launch tests run on the real server);
 // - thousands of pods in-process for the soak (bench/soak.ts) and `BENCH_K8S=fake npm run bench:k8s`.
 // A test of behaviour a real server can produce belongs on testkit/kube, not here.
 //

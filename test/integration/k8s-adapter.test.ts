@@ -1,5 +1,8 @@
-// The k8s adapter against the in-process fake API server (testkit/fake-k8s.ts), which validates every
-// manifest against the Kubernetes schema and plays pod phases.
+// The k8s adapter. Launch against the real kube-apiserver (testkit/kube: the chart's RBAC, its service account's
+// token, the kubelet stand-in): what it creates, as real validation and admission take it. Against the
+// in-process fake API server (testkit/fake-k8s.ts) what needs faults or states injected on demand: pod phases
+// and container states a test sets, 5xx and hung servers, a record of exactly what was sent (no request before
+// a refused spec), basic auth and client certificates.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +14,7 @@ import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ApplicationFailure } from '@temporalio/common';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
 import { CLUSTER_UNAVAILABLE, K8sApiError } from '../../activities/adapters/k8s/errors';
 import { buildKubeConfig } from '../../activities/adapters/k8s/kube-config';
@@ -25,6 +28,12 @@ import {
 } from '../../activities/adapters/k8s/options';
 import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../domain/driver';
 import { startFakeK8s, type FakeK8s, type KObject } from '../../testkit/fake-k8s';
+import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
+import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
+import { startKubelet, type Kubelet } from '../../testkit/kube/kubelet';
+import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
+
+const realReady = k8sAvailable() && helmAvailable();
 
 const NS = 'spark-jobs';
 const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7-python3', K8S_NAMESPACE: NS, ARTIFACT_DIR: '/srv/artifacts' };
@@ -129,10 +138,304 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+describe.skipIf(!realReady)('k8s adapter: launch against a real API server with the chart RBAC', () => {
+  let cp: ControlPlaneInfo;
+  let release: ChartRelease;
+  let kubelet: Kubelet;
+  let RNS: string;
+  let adapter: ClusterAdapter;
+  const realConfig = () => ({ ...config, K8S_NAMESPACE: RNS });
+  const realAdapter = (extra: Partial<K8sCluster> = {}) =>
+    createK8sAdapter({
+      objectStore,
+      cluster: clusterFor(cp.url, { caCert: cp.caCert, token: release.token, ...extra }),
+      config: realConfig(),
+    });
+  const admin = (method: string, p: string) => kubeRequest(cp, cp.adminToken, method, p);
+  /** An object of the namespace as the API server holds it; undefined when there is none. */
+  const obj = async (kind: 'pods' | 'services' | 'secrets', name: string): Promise<KObject | undefined> => {
+    const r = await admin('GET', `/api/v1/namespaces/${RNS}/${kind}/${name}`);
+    return r.status === 200 ? (r.body as KObject) : undefined;
+  };
+  const podOf = async (driverId: string) => (await obj('pods', k8sNames(driverId).pod))!;
+  /** `kind/name` of the pods, services and secrets labelled with the driver. */
+  const labelled = async (base: string) =>
+    (
+      await Promise.all(
+        ['pods', 'services', 'secrets'].map(async (kind) => {
+          const sel = encodeURIComponent(`${Labels.DRIVER_ID}=${base}`);
+          const r = await admin('GET', `/api/v1/namespaces/${RNS}/${kind}?labelSelector=${sel}`);
+          return (r.body.items as KObject[]).map((o) => `${kind}/${o.metadata.name}`);
+        }),
+      )
+    ).flat();
+  const phaseOf = async (driverId: string) => (await adapter.status(driverId)).phase;
+
+  beforeAll(async () => {
+    cp = await sharedControlPlane(inject('testDir'));
+    release = await installChartRbac(cp, 'adapter', 'adapter-rel');
+    RNS = release.driverNamespace;
+    kubelet = await startKubelet({
+      cp,
+      nodeName: 'node-adapter',
+      namespaces: [RNS],
+      dir: `${inject('testDir')}/kubelet-adapter`,
+      capacity: { cpu: 64, memoryMiB: 65536 },
+      plan: () => ({ hold: ['driver running'] }),
+    });
+  }, K8S_SETUP_TIMEOUT_MS);
+  afterAll(async () => {
+    await kubelet?.stop();
+  });
+  beforeEach(() => {
+    adapter = realAdapter();
+  });
+  afterEach(async () => {
+    // The next test's drivers reuse names: this one's pods go, and their services and secrets with them.
+    await admin('DELETE', `/api/v1/namespaces/${RNS}/pods?gracePeriodSeconds=0`);
+    await waitFor(async () => {
+      const left = await Promise.all(
+        ['pods', 'services', 'secrets'].map(async (kind) => {
+          const sel = encodeURIComponent(`${Labels.MANAGED_BY}=spark-orchestrator`);
+          return ((await admin('GET', `/api/v1/namespaces/${RNS}/${kind}?labelSelector=${sel}`)).body.items ?? [])
+            .length;
+        }),
+      );
+      return left.every((n) => n === 0);
+    }, 60_000);
+  });
+
+  it('creates a headless service, a secret and the driver pod, all schema-valid, with deterministic names and labels', async () => {
+    const spec = scalaSpec();
+    const n = k8sNames(spec.driverId);
+    expect(n).toEqual(k8sNames('job-0123abcd-1'));
+    expect(n.pod).toBe('job-0123abcd-1-driver');
+
+    const st = await adapter.launch(spec);
+    expect(st).toMatchObject({ phase: 'PENDING', appId: n.appId });
+
+    const pod = (await obj('pods', n.pod))!;
+    const service = (await obj('services', n.service))!;
+    const secret = (await obj('secrets', n.secret))!;
+    expect([pod, service, secret].every(Boolean)).toBe(true);
+    expect(await labelled(n.base)).toHaveLength(3);
+    // What the API server stored passes the official schema too.
+    expect(() => new Pod(pod as never).validate()).not.toThrow();
+    expect(() => new Service(service as never).validate()).not.toThrow();
+    expect(() => new Secret(secret as never).validate()).not.toThrow();
+
+    expect(pod.metadata.labels).toMatchObject({
+      [Labels.DRIVER_ID]: n.base,
+      [Labels.JOB_ID]: '0123abcd',
+      [Labels.GROUP_ID]: 'g-42',
+      [Labels.ROLE]: 'application',
+      [Labels.SPARK_ROLE]: 'driver',
+      [Labels.SPARK_APP_SELECTOR]: n.appId,
+    });
+    // 'sched 7' is not a valid label value: cleaned, with a hash so it stays distinct.
+    expect(pod.metadata.labels[Labels.SCHEDULE_ID]).toMatch(/^sched-7-[0-9a-f]{8}$/);
+    for (const key of Object.keys(pod.metadata.labels))
+      expect(
+        key.startsWith('spark-orchestrator.io/') ||
+          ['spark-role', 'spark-app-selector', Labels.MANAGED_BY].includes(key),
+      ).toBe(true);
+
+    expect(service.spec.clusterIP).toBe('None');
+    for (const [k, v] of Object.entries(service.spec.selector as Record<string, string>))
+      expect(pod.metadata.labels[k]).toBe(v);
+
+    expect(pod.spec.restartPolicy).toBe('Never');
+    const c = pod.spec.containers[0];
+    expect(c.image).toBe(config.K8S_SPARK_IMAGE);
+    // No CPU limit unless the job asks for one (spark.kubernetes.driver.limit.cores).
+    expect(c.resources).toEqual({ requests: { cpu: '2', memory: '2432Mi' }, limits: { memory: '2432Mi' } });
+  });
+
+  it('runs spark-submit in client mode with the job conf, memory conf, packages, class and s3a artifacts', async () => {
+    const spec = scalaSpec();
+    const n = k8sNames(spec.driverId);
+    await adapter.launch(spec);
+    const c = (await podOf(spec.driverId)).spec.containers[0];
+    expect(c.command).toEqual(['/opt/spark/bin/spark-submit']);
+    const args = c.args as string[];
+    expect(args.slice(0, 4)).toEqual(['--master', 'k8s://https://kubernetes.default.svc', '--deploy-mode', 'client']);
+    expect(optOf(args, '--class')).toBe('org.example.SparkPi');
+    const conf = confOf(args);
+    expect(conf).toMatchObject({
+      'spark.driver.host': `${n.service}.${RNS}.svc`,
+      'spark.kubernetes.namespace': RNS,
+      'spark.kubernetes.container.image': config.K8S_SPARK_IMAGE,
+      'spark.kubernetes.driver.pod.name': n.pod,
+      [`spark.kubernetes.executor.label.${Labels.DRIVER_ID}`]: n.base,
+      'spark.sql.shuffle.partitions': '8',
+      'spark.executor.memory': '3g',
+      'spark.driver.memory': '2g',
+      'spark.driver.cores': '2',
+      'spark.executor.instances': '3',
+      'spark.dynamicAllocation.enabled': 'false',
+      'spark.hadoop.fs.s3a.endpoint': 'http://minio.storage:9000',
+      'spark.hadoop.fs.s3a.endpoint.region': 'eu-west-1',
+      'spark.app.id': n.appId,
+    });
+    expect(optOf(args, '--packages')).toBe(
+      `org.postgresql:postgresql:42.7.4,com.example:util:1.0,${HADOOP_AWS_PACKAGE}`,
+    );
+    expect(optOf(args, '--jars')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/lib.jar');
+    expect(optOf(args, '--files')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/app.conf');
+    // The primary resource (first jar), then the application's arguments.
+    expect(args.slice(-3)).toEqual(['s3a://spark-bucket/artifacts/jobs/0123abcd/pi.jar', '100', '--verbose']);
+    expect(c.env).toContainEqual({ name: 'TEAM', value: 'data' });
+    // A service account named for the driver (cluster mode's setting) becomes the pod's, where the cluster allows it.
+    const withSa = buildDriverManifests(
+      scalaSpec({}, { jobConfig: { 'spark.kubernetes.authenticate.driver.serviceAccountName': 'spark' } }),
+      { cluster: clusterFor(cp.url, { allowedAccessSettings: ['serviceAccount'] }), config: realConfig() },
+    );
+    expect(withSa.pod.spec!.serviceAccountName).toBe('spark');
+  });
+
+  it('keeps storage keys out of args and env values: a secret holds them, env refers to it', async () => {
+    const spec = scalaSpec();
+    const n = k8sNames(spec.driverId);
+    await adapter.launch(spec);
+    const pod = await podOf(spec.driverId);
+    const text = JSON.stringify(pod);
+    expect(text).not.toContain(ACCESS_KEY);
+    expect(text).not.toContain(SECRET_KEY);
+    const env = pod.spec.containers[0].env as { name: string; value?: string; valueFrom?: any }[];
+    expect(env.find((e) => e.name === 'AWS_ACCESS_KEY_ID')).toEqual({
+      name: 'AWS_ACCESS_KEY_ID',
+      valueFrom: { secretKeyRef: { name: n.secret, key: 'AWS_ACCESS_KEY_ID' } },
+    });
+    expect(env.find((e) => e.name === 'AWS_SECRET_ACCESS_KEY')?.valueFrom.secretKeyRef).toEqual({
+      name: n.secret,
+      key: 'AWS_SECRET_ACCESS_KEY',
+    });
+    // Executors get the same references through Spark.
+    expect(confOf(pod.spec.containers[0].args)[`spark.kubernetes.executor.secretKeyRef.AWS_SECRET_ACCESS_KEY`]).toBe(
+      `${n.secret}:AWS_SECRET_ACCESS_KEY`,
+    );
+    const secret = (await obj('secrets', n.secret))!;
+    expect(Buffer.from(secret.data.AWS_ACCESS_KEY_ID, 'base64').toString()).toBe(ACCESS_KEY);
+    expect(Buffer.from(secret.data.AWS_SECRET_ACCESS_KEY, 'base64').toString()).toBe(SECRET_KEY);
+    // No keys, no secret.
+    const bare = realAdapter({ storages: { minio: { sparkBucket: 'spark-bucket' } } });
+    await bare.launch(scalaSpec({ driverId: 'job-nokeys-1' }));
+    expect(await obj('secrets', k8sNames('job-nokeys-1').secret)).toBeUndefined();
+    expect(JSON.stringify((await podOf('job-nokeys-1')).spec)).not.toContain('AWS_');
+  });
+
+  it('sizes the driver from the memory settings: memory + max(10%, 384Mi) overhead, 1 cpu / 1g by default', async () => {
+    await adapter.launch(
+      scalaSpec(
+        { driverId: 'job-big-1' },
+        { memorySettings: { dynamicAllocation: false, driverMemory: '8g', driverCores: 4 } },
+      ),
+    );
+    expect((await podOf('job-big-1')).spec.containers[0].resources.limits).toEqual({ memory: `${8192 + 819}Mi` });
+    await adapter.launch(scalaSpec({ driverId: 'job-default-1' }, { memorySettings: { dynamicAllocation: false } }));
+    expect((await podOf('job-default-1')).spec.containers[0].resources.requests).toEqual({
+      cpu: '1',
+      memory: `${1024 + 384}Mi`,
+    });
+  });
+
+  it('python: the pyFile named by jobClass is the main file, the others go to --py-files', async () => {
+    await adapter.launch(pythonSpec());
+    const args = (await podOf('job-0123abcd-1')).spec.containers[0].args as string[];
+    expect(args).not.toContain('--class');
+    expect(optOf(args, '--py-files')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/helpers.py');
+    expect(args.slice(-3)).toEqual(['s3a://spark-bucket/artifacts/jobs/0123abcd/wordcount.py', '100', '--verbose']);
+    // jobClass may also be the file name itself.
+    const m = buildDriverManifests(pythonSpec({}, { jobClass: 'helpers.py' }), {
+      cluster: clusterFor(cp.url),
+      config: realConfig(),
+    });
+    expect(m.pod.spec!.containers[0].args!.at(-3)).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/helpers.py');
+  });
+
+  it('runner: runs runner.py from the image (or the configured path) with the given env', async () => {
+    const spec = pythonSpec(
+      {
+        driverId: 'inst-77',
+        role: 'runner',
+        env: { TEMPORAL_ADDRESS: 'temporal:7233', TASK_QUEUE: 'group-g1' },
+        labels: { groupId: 'g1' },
+      },
+      { args: [] },
+    );
+    await adapter.launch(spec);
+    const pod = await podOf('inst-77');
+    const c = pod.spec.containers[0];
+    expect(c.args.at(-1)).toBe(DEFAULT_RUNNER_PATH);
+    expect(optOf(c.args, '--py-files')).toContain('wordcount.py');
+    expect(c.env).toEqual(
+      expect.arrayContaining([
+        { name: 'TEMPORAL_ADDRESS', value: 'temporal:7233' },
+        { name: 'TASK_QUEUE', value: 'group-g1' },
+      ]),
+    );
+    expect(pod.metadata.labels).toMatchObject({ [Labels.ROLE]: 'runner', [Labels.GROUP_ID]: 'g1' });
+    const custom = buildDriverManifests(spec, {
+      cluster: clusterFor(cp.url),
+      config: realConfig(),
+      runnerPath: '/app/runner.py',
+    });
+    expect(custom.pod.spec!.containers[0].args!.at(-1)).toBe('/app/runner.py');
+  });
+
+  it('escapes $ in user values so Kubernetes does not expand $(VAR) in them', async () => {
+    await adapter.launch(
+      scalaSpec({ env: { GREETING: 'cost: $(PRICE) $5' } }, { args: ['$(HOME)'], jobConfig: { 'spark.x': 'a$b' } }),
+    );
+    const c = (await podOf('job-0123abcd-1')).spec.containers[0];
+    expect(c.args.at(-1)).toBe('$$(HOME)');
+    expect(confOf(c.args)['spark.x']).toBe('a$$b');
+    expect(confOf(c.args)['spark.driver.bindAddress']).toBe('$(SPARK_DRIVER_BIND_ADDRESS)');
+    expect(c.env).toContainEqual({ name: 'GREETING', value: 'cost: $$(PRICE) $$5' });
+  });
+
+  it('derives DNS-safe, bounded, distinct names from any driverId', async () => {
+    const long = `job-${'A'.repeat(80)}-1`;
+    const ids = [long, `job-${'A'.repeat(80)}-2`, 'Job_X.1', 'job-x-1', '42-job'];
+    const names = ids.map(k8sNames);
+    for (const n of names) {
+      for (const name of [n.pod, n.service, n.secret]) {
+        expect(name.length).toBeLessThanOrEqual(63);
+        expect(name).toMatch(/^[a-z]([-a-z0-9]*[a-z0-9])?$/);
+      }
+      expect(n.base.length).toBeLessThanOrEqual(40);
+    }
+    expect(new Set(names.map((n) => n.pod)).size).toBe(ids.length);
+    expect(names[0].base).toMatch(/-[0-9a-f]{8}$/);
+    expect(k8sNames(long)).toEqual(names[0]);
+    // The API server takes every name and label.
+    for (const id of ids) await adapter.launch(scalaSpec({ driverId: id }));
+    for (const n of names) expect(await obj('pods', n.pod)).toBeDefined();
+    expect((await podOf(long)).metadata.annotations['spark-orchestrator.io/driver-id']).toBe(long);
+  });
+
+  it('launching twice, even concurrently, makes one pod and returns its status', async () => {
+    const spec = scalaSpec();
+    const [a, b] = await Promise.all([adapter.launch(spec), adapter.launch(spec)]);
+    await waitFor(async () => (await phaseOf(spec.driverId)) === 'RUNNING');
+    const c = await adapter.launch(spec);
+    // One pod, its service and its secret, whoever of the pair created them.
+    expect((await labelled(k8sNames(spec.driverId).base)).sort()).toEqual(
+      ['pods', 'secrets', 'services']
+        .map(
+          (k) =>
+            `${k}/${k === 'pods' ? k8sNames(spec.driverId).pod : k === 'services' ? k8sNames(spec.driverId).service : k8sNames(spec.driverId).secret}`,
+        )
+        .sort(),
+    );
+    for (const st of [a, b]) expect(['PENDING', 'RUNNING']).toContain(st.phase);
+    expect(c.phase).toBe('RUNNING');
+  });
+});
+
 describe('k8s adapter against the fake API server', () => {
   let fake: FakeK8s;
   let adapter: ClusterAdapter;
-  const podOf = (driverId: string) => fake.state.pods.get(`${NS}/${k8sNames(driverId).pod}`);
   const phaseOf = async (driverId: string) => (await adapter.status(driverId)).phase;
 
   beforeEach(async () => {
@@ -144,238 +447,6 @@ describe('k8s adapter against the fake API server', () => {
   });
 
   describe('launch', () => {
-    it('creates a headless service, a secret and the driver pod, all schema-valid, with deterministic names and labels', async () => {
-      const spec = scalaSpec();
-      const n = k8sNames(spec.driverId);
-      expect(n).toEqual(k8sNames('job-0123abcd-1'));
-      expect(n.pod).toBe('job-0123abcd-1-driver');
-
-      const st = await adapter.launch(spec);
-      expect(st).toMatchObject({ phase: 'PENDING', appId: n.appId });
-
-      const pod = fake.state.pods.get(`${NS}/${n.pod}`)!;
-      const service = fake.state.services.get(`${NS}/${n.service}`)!;
-      const secret = fake.state.secrets.get(`${NS}/${n.secret}`)!;
-      expect([pod, service, secret].every(Boolean)).toBe(true);
-      expect(fake.state.pods.size + fake.state.services.size + fake.state.secrets.size).toBe(3);
-      // What the fake stored passes the official schema.
-      expect(() => new Pod(pod as never).validate()).not.toThrow();
-      expect(() => new Service(service as never).validate()).not.toThrow();
-      expect(() => new Secret(secret as never).validate()).not.toThrow();
-
-      expect(pod.metadata.labels).toMatchObject({
-        [Labels.DRIVER_ID]: n.base,
-        [Labels.JOB_ID]: '0123abcd',
-        [Labels.GROUP_ID]: 'g-42',
-        [Labels.ROLE]: 'application',
-        [Labels.SPARK_ROLE]: 'driver',
-        [Labels.SPARK_APP_SELECTOR]: n.appId,
-      });
-      // 'sched 7' is not a valid label value: cleaned, with a hash so it stays distinct.
-      expect(pod.metadata.labels[Labels.SCHEDULE_ID]).toMatch(/^sched-7-[0-9a-f]{8}$/);
-      for (const key of Object.keys(pod.metadata.labels))
-        expect(
-          key.startsWith('spark-orchestrator.io/') ||
-            ['spark-role', 'spark-app-selector', Labels.MANAGED_BY].includes(key),
-        ).toBe(true);
-
-      expect(service.spec.clusterIP).toBe('None');
-      for (const [k, v] of Object.entries(service.spec.selector as Record<string, string>))
-        expect(pod.metadata.labels[k]).toBe(v);
-
-      expect(pod.spec.restartPolicy).toBe('Never');
-      const c = pod.spec.containers[0];
-      expect(c.image).toBe(config.K8S_SPARK_IMAGE);
-      // No CPU limit unless the job asks for one (spark.kubernetes.driver.limit.cores).
-      expect(c.resources).toEqual({ requests: { cpu: '2', memory: '2432Mi' }, limits: { memory: '2432Mi' } });
-    });
-
-    it('runs spark-submit in client mode with the job conf, memory conf, packages, class and s3a artifacts', async () => {
-      const spec = scalaSpec();
-      const n = k8sNames(spec.driverId);
-      await adapter.launch(spec);
-      const c = podOf(spec.driverId)!.spec.containers[0];
-      expect(c.command).toEqual(['/opt/spark/bin/spark-submit']);
-      const args = c.args as string[];
-      expect(args.slice(0, 4)).toEqual(['--master', 'k8s://https://kubernetes.default.svc', '--deploy-mode', 'client']);
-      expect(optOf(args, '--class')).toBe('org.example.SparkPi');
-      const conf = confOf(args);
-      expect(conf).toMatchObject({
-        'spark.driver.host': `${n.service}.${NS}.svc`,
-        'spark.kubernetes.namespace': NS,
-        'spark.kubernetes.container.image': config.K8S_SPARK_IMAGE,
-        'spark.kubernetes.driver.pod.name': n.pod,
-        [`spark.kubernetes.executor.label.${Labels.DRIVER_ID}`]: n.base,
-        'spark.sql.shuffle.partitions': '8',
-        'spark.executor.memory': '3g',
-        'spark.driver.memory': '2g',
-        'spark.driver.cores': '2',
-        'spark.executor.instances': '3',
-        'spark.dynamicAllocation.enabled': 'false',
-        'spark.hadoop.fs.s3a.endpoint': 'http://minio.storage:9000',
-        'spark.hadoop.fs.s3a.endpoint.region': 'eu-west-1',
-        'spark.app.id': n.appId,
-      });
-      expect(optOf(args, '--packages')).toBe(
-        `org.postgresql:postgresql:42.7.4,com.example:util:1.0,${HADOOP_AWS_PACKAGE}`,
-      );
-      expect(optOf(args, '--jars')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/lib.jar');
-      expect(optOf(args, '--files')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/app.conf');
-      // The primary resource (first jar), then the application's arguments.
-      expect(args.slice(-3)).toEqual(['s3a://spark-bucket/artifacts/jobs/0123abcd/pi.jar', '100', '--verbose']);
-      expect(c.env).toContainEqual({ name: 'TEAM', value: 'data' });
-      // A service account named for the driver (cluster mode's setting) becomes the pod's, where the cluster allows it.
-      const withSa = buildDriverManifests(
-        scalaSpec({}, { jobConfig: { 'spark.kubernetes.authenticate.driver.serviceAccountName': 'spark' } }),
-        { cluster: clusterFor(fake.url, { allowedAccessSettings: ['serviceAccount'] }), config },
-      );
-      expect(withSa.pod.spec!.serviceAccountName).toBe('spark');
-    });
-
-    it('keeps storage keys out of args and env values: a secret holds them, env refers to it', async () => {
-      const spec = scalaSpec();
-      const n = k8sNames(spec.driverId);
-      await adapter.launch(spec);
-      const pod = podOf(spec.driverId)!;
-      const text = JSON.stringify(pod);
-      expect(text).not.toContain(ACCESS_KEY);
-      expect(text).not.toContain(SECRET_KEY);
-      const env = pod.spec.containers[0].env as { name: string; value?: string; valueFrom?: any }[];
-      expect(env.find((e) => e.name === 'AWS_ACCESS_KEY_ID')).toEqual({
-        name: 'AWS_ACCESS_KEY_ID',
-        valueFrom: { secretKeyRef: { name: n.secret, key: 'AWS_ACCESS_KEY_ID' } },
-      });
-      expect(env.find((e) => e.name === 'AWS_SECRET_ACCESS_KEY')?.valueFrom.secretKeyRef).toEqual({
-        name: n.secret,
-        key: 'AWS_SECRET_ACCESS_KEY',
-      });
-      // Executors get the same references through Spark.
-      expect(confOf(pod.spec.containers[0].args)[`spark.kubernetes.executor.secretKeyRef.AWS_SECRET_ACCESS_KEY`]).toBe(
-        `${n.secret}:AWS_SECRET_ACCESS_KEY`,
-      );
-      const secret = fake.state.secrets.get(`${NS}/${n.secret}`)!;
-      expect(Buffer.from(secret.data.AWS_ACCESS_KEY_ID, 'base64').toString()).toBe(ACCESS_KEY);
-      expect(Buffer.from(secret.data.AWS_SECRET_ACCESS_KEY, 'base64').toString()).toBe(SECRET_KEY);
-      // No keys, no secret.
-      const bare = createK8sAdapter({
-        objectStore,
-        cluster: clusterFor(fake.url, { storages: { minio: { sparkBucket: 'spark-bucket' } } }),
-        config,
-      });
-      await bare.launch(scalaSpec({ driverId: 'job-nokeys-1' }));
-      expect(fake.state.secrets.has(`${NS}/${k8sNames('job-nokeys-1').secret}`)).toBe(false);
-      expect(JSON.stringify(podOf('job-nokeys-1')!.spec)).not.toContain('AWS_');
-    });
-
-    it('sizes the driver from the memory settings: memory + max(10%, 384Mi) overhead, 1 cpu / 1g by default', async () => {
-      await adapter.launch(
-        scalaSpec(
-          { driverId: 'job-big-1' },
-          { memorySettings: { dynamicAllocation: false, driverMemory: '8g', driverCores: 4 } },
-        ),
-      );
-      expect(podOf('job-big-1')!.spec.containers[0].resources.limits).toEqual({ memory: `${8192 + 819}Mi` });
-      await adapter.launch(scalaSpec({ driverId: 'job-default-1' }, { memorySettings: { dynamicAllocation: false } }));
-      expect(podOf('job-default-1')!.spec.containers[0].resources.requests).toEqual({
-        cpu: '1',
-        memory: `${1024 + 384}Mi`,
-      });
-    });
-
-    it('python: the pyFile named by jobClass is the main file, the others go to --py-files', async () => {
-      await adapter.launch(pythonSpec());
-      const args = podOf('job-0123abcd-1')!.spec.containers[0].args as string[];
-      expect(args).not.toContain('--class');
-      expect(optOf(args, '--py-files')).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/helpers.py');
-      expect(args.slice(-3)).toEqual(['s3a://spark-bucket/artifacts/jobs/0123abcd/wordcount.py', '100', '--verbose']);
-      // jobClass may also be the file name itself.
-      const m = buildDriverManifests(pythonSpec({}, { jobClass: 'helpers.py' }), {
-        cluster: clusterFor(fake.url),
-        config,
-      });
-      expect(m.pod.spec!.containers[0].args!.at(-3)).toBe('s3a://spark-bucket/artifacts/jobs/0123abcd/helpers.py');
-    });
-
-    it('runner: runs runner.py from the image (or the configured path) with the given env', async () => {
-      const spec = pythonSpec(
-        {
-          driverId: 'inst-77',
-          role: 'runner',
-          env: { TEMPORAL_ADDRESS: 'temporal:7233', TASK_QUEUE: 'group-g1' },
-          labels: { groupId: 'g1' },
-        },
-        { args: [] },
-      );
-      await adapter.launch(spec);
-      const pod = podOf('inst-77')!;
-      const c = pod.spec.containers[0];
-      expect(c.args.at(-1)).toBe(DEFAULT_RUNNER_PATH);
-      expect(optOf(c.args, '--py-files')).toContain('wordcount.py');
-      expect(c.env).toEqual(
-        expect.arrayContaining([
-          { name: 'TEMPORAL_ADDRESS', value: 'temporal:7233' },
-          { name: 'TASK_QUEUE', value: 'group-g1' },
-        ]),
-      );
-      expect(pod.metadata.labels).toMatchObject({ [Labels.ROLE]: 'runner', [Labels.GROUP_ID]: 'g1' });
-      const custom = buildDriverManifests(spec, {
-        cluster: clusterFor(fake.url),
-        config,
-        runnerPath: '/app/runner.py',
-      });
-      expect(custom.pod.spec!.containers[0].args!.at(-1)).toBe('/app/runner.py');
-    });
-
-    it('escapes $ in user values so Kubernetes does not expand $(VAR) in them', async () => {
-      await adapter.launch(
-        scalaSpec({ env: { GREETING: 'cost: $(PRICE) $5' } }, { args: ['$(HOME)'], jobConfig: { 'spark.x': 'a$b' } }),
-      );
-      const c = podOf('job-0123abcd-1')!.spec.containers[0];
-      expect(c.args.at(-1)).toBe('$$(HOME)');
-      expect(confOf(c.args)['spark.x']).toBe('a$$b');
-      expect(confOf(c.args)['spark.driver.bindAddress']).toBe('$(SPARK_DRIVER_BIND_ADDRESS)');
-      expect(c.env).toContainEqual({ name: 'GREETING', value: 'cost: $$(PRICE) $$5' });
-    });
-
-    it('derives DNS-safe, bounded, distinct names from any driverId', async () => {
-      const long = `job-${'A'.repeat(80)}-1`;
-      const ids = [long, `job-${'A'.repeat(80)}-2`, 'Job_X.1', 'job-x-1', '42-job'];
-      const names = ids.map(k8sNames);
-      for (const n of names) {
-        for (const name of [n.pod, n.service, n.secret]) {
-          expect(name.length).toBeLessThanOrEqual(63);
-          expect(name).toMatch(/^[a-z]([-a-z0-9]*[a-z0-9])?$/);
-        }
-        expect(n.base.length).toBeLessThanOrEqual(40);
-      }
-      expect(new Set(names.map((n) => n.pod)).size).toBe(ids.length);
-      expect(names[0].base).toMatch(/-[0-9a-f]{8}$/);
-      expect(k8sNames(long)).toEqual(names[0]);
-      // The fake checks names and labels as the API server does.
-      for (const id of ids) await adapter.launch(scalaSpec({ driverId: id }));
-      expect(fake.state.pods.size).toBe(ids.length);
-      expect(podOf(long)!.metadata.annotations['spark-orchestrator.io/driver-id']).toBe(long);
-    });
-
-    it('launching twice, even concurrently, makes one pod and returns its status', async () => {
-      const spec = scalaSpec();
-      const [a, b] = await Promise.all([adapter.launch(spec), adapter.launch(spec)]);
-      await waitFor(async () => (await phaseOf(spec.driverId)) === 'RUNNING');
-      const c = await adapter.launch(spec);
-      expect(fake.state.pods.size).toBe(1);
-      expect(fake.state.services.size).toBe(1);
-      expect(fake.state.secrets.size).toBe(1);
-      for (const st of [a, b]) expect(['PENDING', 'RUNNING']).toContain(st.phase);
-      expect(c.phase).toBe('RUNNING');
-      // The concurrent pair may both have found no pod and raced to create it; the third read it.
-      expect(
-        fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods') && r.status === 409).length,
-      ).toBeLessThanOrEqual(1);
-      const before = fake.requests.length;
-      await adapter.launch(spec);
-      expect(fake.requests.slice(before).map((r) => `${r.method} ${r.status}`)).toEqual(['GET 200']);
-    });
-
     it('refuses specs that cannot run, permanently and before calling the API', async () => {
       const bad: [DriverSpec, RegExp, K8sCluster?][] = [
         [scalaSpec({}, { artifacts: { jars: [], files: [], pyFiles: [] } }), /no main jar/],
