@@ -1,5 +1,6 @@
-// The k8s adapter. Launch against the real kube-apiserver (testkit/kube: the chart's RBAC, its service account's
-// token, the kubelet stand-in): what it creates, as real validation and admission take it. Against the
+// The k8s adapter. Launch, logs and remove against the real kube-apiserver (testkit/kube: the chart's RBAC, its
+// service account's token, the kubelet stand-in): what it creates, as real validation and admission take it,
+// logs through pods/log, what a removal leaves. Against the
 // in-process fake API server (testkit/fake-k8s.ts) what needs faults or states injected on demand: pod phases
 // and container states a test sets, 5xx and hung servers, a record of exactly what was sent (no request before
 // a refused spec), basic auth and client certificates.
@@ -30,7 +31,7 @@ import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../domain/driv
 import { startFakeK8s, type FakeK8s, type KObject } from '../../testkit/fake-k8s';
 import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
 import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
-import { startKubelet, type Kubelet } from '../../testkit/kube/kubelet';
+import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
 import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 
 const realReady = k8sAvailable() && helmAvailable();
@@ -144,6 +145,8 @@ describe.skipIf(!realReady)('k8s adapter: launch against a real API server with 
   let kubelet: Kubelet;
   let RNS: string;
   let adapter: ClusterAdapter;
+  /** What the kubelet does with a pod, by its name. */
+  const plans = new Map<string, PodPlan>();
   const realConfig = () => ({ ...config, K8S_NAMESPACE: RNS });
   const realAdapter = (extra: Partial<K8sCluster> = {}) =>
     createK8sAdapter({
@@ -181,7 +184,7 @@ describe.skipIf(!realReady)('k8s adapter: launch against a real API server with 
       namespaces: [RNS],
       dir: `${inject('testDir')}/kubelet-adapter`,
       capacity: { cpu: 64, memoryMiB: 65536 },
-      plan: () => ({ hold: ['driver running'] }),
+      plan: (p) => plans.get(p.metadata!.name!) ?? { hold: ['driver running'] },
     });
   }, K8S_SETUP_TIMEOUT_MS);
   afterAll(async () => {
@@ -431,6 +434,99 @@ describe.skipIf(!realReady)('k8s adapter: launch against a real API server with 
     for (const st of [a, b]) expect(['PENDING', 'RUNNING']).toContain(st.phase);
     expect(c.phase).toBe('RUNNING');
   });
+  describe('logs, through pods/log', () => {
+    const driverLines = Array.from({ length: 10 }, (_, i) => `driver line ${i}`);
+    const executorLines = Array.from({ length: 4 }, (_, i) => `executor line ${i}`);
+
+    /** An executor pod as Spark creates one for the driver (the kubelet runs it too). */
+    const addExecutor = async (driverId: string) => {
+      const n = k8sNames(driverId);
+      const r = await kubeRequest(cp, cp.adminToken, 'POST', `/api/v1/namespaces/${RNS}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          name: `${n.base}-exec-1`,
+          labels: { [Labels.DRIVER_ID]: n.base, 'spark-role': 'executor', 'spark-app-selector': n.appId },
+        },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'spark-kubernetes-executor', image: config.K8S_SPARK_IMAGE }],
+        },
+      });
+      expect(r.status).toBe(201);
+      return n;
+    };
+
+    it('returns lines [from, from+size) of the driver and of each executor', async () => {
+      const n = k8sNames('job-logs-1');
+      plans.set(n.pod, { hold: driverLines });
+      plans.set(`${n.base}-exec-1`, { hold: executorLines });
+      await adapter.launch(scalaSpec({ driverId: 'job-logs-1' }));
+      await addExecutor('job-logs-1');
+      await waitFor(async () => {
+        const phases = await Promise.all(
+          [n.pod, `${n.base}-exec-1`].map(async (x) => (await obj('pods', x))?.status?.phase),
+        );
+        return phases.every((ph) => ph === 'Running');
+      }, 20_000);
+      const entries = await adapter.logs('job-logs-1', { from: 3, size: 4 });
+      expect(entries).toEqual([
+        {
+          name: n.pod,
+          type: 'pod',
+          role: 'driver',
+          state: 'Running',
+          from: 3,
+          logSize: 4,
+          fileName: `${n.pod}.log`,
+          log: driverLines.slice(3, 7),
+        },
+        {
+          name: `${n.base}-exec-1`,
+          type: 'pod',
+          role: 'executor',
+          state: 'Running',
+          from: 3,
+          logSize: 1,
+          fileName: `${n.base}-exec-1.log`,
+          log: ['executor line 3'],
+        },
+      ]);
+      const past = await adapter.logs('job-logs-1', { from: 50, size: 10 });
+      expect(past.map((e) => e.logSize)).toEqual([0, 0]);
+    });
+
+    it('a pending driver has an empty log; a missing one has no entries', async () => {
+      plans.set(k8sNames('job-pending-1').pod, { waiting: 'ContainerCreating' });
+      await adapter.launch(scalaSpec({ driverId: 'job-pending-1' }));
+      const [entry] = await adapter.logs('job-pending-1', { from: 0, size: 100 });
+      expect(entry).toMatchObject({ role: 'driver', state: 'Pending', logSize: 0, log: [] });
+      expect(await adapter.logs('job-never-1', { from: 0, size: 100 })).toEqual([]);
+    });
+  });
+
+  it('remove deletes the pod, its executors, the service and the secret, not another driver’s; again is a no-op', async () => {
+    await adapter.launch(scalaSpec({ driverId: 'job-rm-1' }));
+    await adapter.launch(scalaSpec({ driverId: 'job-keep-1' }));
+    for (const id of ['job-rm-1', 'job-keep-1']) {
+      const n = k8sNames(id);
+      const r = await kubeRequest(cp, cp.adminToken, 'POST', `/api/v1/namespaces/${RNS}/pods`, {
+        metadata: { name: `${n.base}-exec-1`, labels: { [Labels.DRIVER_ID]: n.base, 'spark-role': 'executor' } },
+        spec: { containers: [{ name: 'spark-kubernetes-executor', image: config.K8S_SPARK_IMAGE }] },
+      });
+      expect(r.status).toBe(201);
+    }
+    await adapter.remove('job-rm-1');
+    // Deleted with a short grace period: the kubelet lets the pods go within seconds.
+    await waitFor(async () => (await labelled(k8sNames('job-rm-1').base)).length === 0, 20_000);
+    const keep = k8sNames('job-keep-1');
+    expect((await labelled(keep.base)).sort()).toEqual(
+      [`pods/${keep.base}-exec-1`, `pods/${keep.pod}`, `services/${keep.service}`, `secrets/${keep.secret}`].sort(),
+    );
+    await expect(adapter.remove('job-rm-1')).resolves.toBeUndefined();
+    await expect(adapter.remove('job-never-1')).resolves.toBeUndefined();
+    expect(await phaseOf('job-rm-1')).toBe('MISSING');
+  });
 });
 
 describe('k8s adapter against the fake API server', () => {
@@ -599,107 +695,6 @@ describe('k8s adapter against the fake API server', () => {
       await fake.stop();
       expect((await adapter.status('job-0123abcd-1')).phase).toBe('UNKNOWN');
       fake = await startFakeK8s();
-    });
-  });
-
-  describe('logs', () => {
-    const driverLines = Array.from({ length: 10 }, (_, i) => `driver line ${i}`);
-    const executorLines = Array.from({ length: 4 }, (_, i) => `executor line ${i}`);
-
-    async function launchWithExecutor(driverId: string) {
-      await adapter.launch(scalaSpec({ driverId }));
-      const n = k8sNames(driverId);
-      // What Spark creates for an executor of this driver.
-      fake.addPod(NS, {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: {
-          name: `${n.base}-exec-1`,
-          labels: { [Labels.DRIVER_ID]: n.base, 'spark-role': 'executor', 'spark-app-selector': n.appId },
-        },
-        spec: {
-          restartPolicy: 'Never',
-          containers: [{ name: 'spark-kubernetes-executor', image: config.K8S_SPARK_IMAGE }],
-        },
-      });
-      await waitFor(
-        () =>
-          fake.state.pods.get(`${NS}/${n.pod}`)?.status.phase === 'Running' &&
-          fake.state.pods.get(`${NS}/${n.base}-exec-1`)?.status.phase === 'Running',
-      );
-      fake.setLogs(NS, n.pod, driverLines);
-      fake.setLogs(NS, `${n.base}-exec-1`, `${executorLines.join('\n')}\n`);
-      return n;
-    }
-
-    it('returns lines [from, from+size) of the driver and of each executor', async () => {
-      const n = await launchWithExecutor('job-logs-1');
-      const entries = await adapter.logs('job-logs-1', { from: 3, size: 4 });
-      expect(entries).toEqual([
-        {
-          name: n.pod,
-          type: 'pod',
-          role: 'driver',
-          state: 'Running',
-          from: 3,
-          logSize: 4,
-          fileName: `${n.pod}.log`,
-          log: driverLines.slice(3, 7),
-        },
-        {
-          name: `${n.base}-exec-1`,
-          type: 'pod',
-          role: 'executor',
-          state: 'Running',
-          from: 3,
-          logSize: 1,
-          fileName: `${n.base}-exec-1.log`,
-          log: ['executor line 3'],
-        },
-      ]);
-      const past = await adapter.logs('job-logs-1', { from: 50, size: 10 });
-      expect(past.map((e) => e.logSize)).toEqual([0, 0]);
-    });
-
-    it('a pending driver has an empty log; a missing one has no entries', async () => {
-      await adapter.launch(scalaSpec({ driverId: 'job-pending-1' }));
-      fake.setPhase(NS, k8sNames('job-pending-1').pod, 'Pending');
-      const [entry] = await adapter.logs('job-pending-1', { from: 0, size: 100 });
-      expect(entry).toMatchObject({ role: 'driver', state: 'Pending', logSize: 0, log: [] });
-      expect(await adapter.logs('job-never-1', { from: 0, size: 100 })).toEqual([]);
-    });
-  });
-
-  describe('remove', () => {
-    it('deletes the pod, its executors, the service and the secret; again is a no-op', async () => {
-      await adapter.launch(scalaSpec({ driverId: 'job-rm-1' }));
-      await adapter.launch(scalaSpec({ driverId: 'job-keep-1' }));
-      for (const id of ['job-rm-1', 'job-keep-1']) {
-        const n = k8sNames(id);
-        fake.addPod(NS, {
-          metadata: { name: `${n.base}-exec-1`, labels: { [Labels.DRIVER_ID]: n.base, 'spark-role': 'executor' } },
-          spec: { containers: [{ name: 'spark-kubernetes-executor', image: config.K8S_SPARK_IMAGE }] },
-        });
-      }
-      await adapter.remove('job-rm-1');
-      const left = (m: Map<string, KObject>) => [...m.keys()].sort();
-      const keep = k8sNames('job-keep-1');
-      expect(left(fake.state.pods)).toEqual([`${NS}/${keep.base}-exec-1`, `${NS}/${keep.pod}`].sort());
-      expect(left(fake.state.services)).toEqual([`${NS}/${keep.service}`]);
-      expect(left(fake.state.secrets)).toEqual([`${NS}/${keep.secret}`]);
-      const podDelete = fake.requests.find(
-        (r) => r.method === 'DELETE' && r.path.endsWith(`/pods/${k8sNames('job-rm-1').pod}`),
-      );
-      expect(
-        Number(
-          podDelete?.query.gracePeriodSeconds ??
-            (podDelete?.body as { gracePeriodSeconds?: number })?.gracePeriodSeconds,
-        ),
-      ).toBeLessThanOrEqual(30);
-
-      await expect(adapter.remove('job-rm-1')).resolves.toBeUndefined();
-      await expect(adapter.remove('job-never-1')).resolves.toBeUndefined();
-      expect(await phaseOf('job-rm-1')).toBe('MISSING');
     });
   });
 
