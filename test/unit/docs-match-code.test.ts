@@ -313,6 +313,20 @@ describe('environment variables the docs name', () => {
   });
 });
 
+describe('workflow patches the docs name', () => {
+  it('are patch ids the workflows still check', () => {
+    const workflows = readdirSync(path.join(ROOT, 'workflows'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => read(path.join('workflows', f)))
+      .join('\n');
+    const named = ['README.md', 'docs/api.md', 'docs/architecture.md', 'docs/deploy.md'].flatMap((file) =>
+      all(read(file), /\bpatch `([\w-]+)`/g).map((id) => ({ file, id })),
+    );
+    const gone = named.filter(({ id }) => !workflows.includes(`'${id}'`)).map(({ file, id }) => `${file}: ${id}`);
+    expect(gone, 'patches the docs name that workflows/ does not have').toEqual([]);
+  });
+});
+
 describe("README.md's versions", () => {
   it('are the ones package.json, runner/requirements.txt, scripts/mongo/pom.xml and scripts/setup.sh pin', () => {
     const pkg = JSON.parse(read('package.json')) as {
