@@ -1,8 +1,8 @@
-// The k8s adapter. Launch, logs and remove against the real kube-apiserver (testkit/kube: the chart's RBAC, its
+// The k8s adapter. Launch, status, logs and remove against the real kube-apiserver (testkit/kube: the chart's RBAC, its
 // service account's token, the kubelet stand-in): what it creates, as real validation and admission take it,
 // logs through pods/log, what a removal leaves. Against the
-// in-process fake API server (testkit/fake-k8s.ts) what needs faults or states injected on demand: pod phases
-// and container states a test sets, 5xx and hung servers, a record of exactly what was sent (no request before
+// in-process fake API server (testkit/fake-k8s.ts) what needs faults or states injected on demand: image pull
+// failures (no container runtime here), 5xx and hung servers, a record of exactly what was sent (no request before
 // a refused spec), basic auth and client certificates.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
@@ -527,12 +527,53 @@ describe.skipIf(!realReady)('k8s adapter: launch against a real API server with 
     await expect(adapter.remove('job-never-1')).resolves.toBeUndefined();
     expect(await phaseOf('job-rm-1')).toBe('MISSING');
   });
+  describe('status, as the kubelet stand-in reports it', () => {
+    it('follows the pod: PENDING, RUNNING (with start time), SUCCEEDED on its own (with end time and exit code 0)', async () => {
+      const id = 'job-phases-1';
+      plans.set(k8sNames(id).pod, { hold: ['pi'], exitAfterMs: 2500, exitCode: 0 });
+      expect(await adapter.launch(scalaSpec({ driverId: id }))).toMatchObject({ phase: 'PENDING' });
+      await waitFor(async () => (await phaseOf(id)) === 'RUNNING', 20_000);
+      const running = await adapter.status(id);
+      expect(running.startTime).toBeGreaterThan(Date.now() - 60_000);
+      expect(running.appId).toBe(k8sNames(id).appId);
+      await waitFor(async () => (await phaseOf(id)) === 'SUCCEEDED', 20_000);
+      const done = await adapter.status(id);
+      expect(done).toMatchObject({ phase: 'SUCCEEDED', exitCode: 0, appId: k8sNames(id).appId });
+      expect(done.endTime).toBeGreaterThanOrEqual(done.startTime!);
+    });
+
+    it('FAILED with the container reason and exit code', async () => {
+      plans.set(k8sNames('job-oom-1').pod, {
+        hold: ['allocating'],
+        exitAfterMs: 1000,
+        exitCode: 137,
+        reason: 'OOMKilled',
+      });
+      await adapter.launch(scalaSpec({ driverId: 'job-oom-1' }));
+      await waitFor(async () => (await phaseOf('job-oom-1')) === 'FAILED', 20_000);
+      const st = await adapter.status('job-oom-1');
+      expect(st).toMatchObject({ phase: 'FAILED', exitCode: 137 });
+      expect(st.message).toContain('OOMKilled');
+      expect(st.endTime).toBeTypeOf('number');
+    });
+
+    it('a pod still creating its container is PENDING', async () => {
+      plans.set(k8sNames('job-creating-1').pod, { waiting: 'ContainerCreating' });
+      await adapter.launch(scalaSpec({ driverId: 'job-creating-1' }));
+      await waitFor(
+        async () =>
+          (await obj('pods', k8sNames('job-creating-1').pod))?.status?.containerStatuses?.[0]?.state?.waiting
+            ?.reason === 'ContainerCreating',
+        20_000,
+      );
+      expect(await phaseOf('job-creating-1')).toBe('PENDING');
+    });
+  });
 });
 
 describe('k8s adapter against the fake API server', () => {
   let fake: FakeK8s;
   let adapter: ClusterAdapter;
-  const phaseOf = async (driverId: string) => (await adapter.status(driverId)).phase;
 
   beforeEach(async () => {
     fake = await startFakeK8s({ phases: { runMs: null } });
@@ -571,45 +612,6 @@ describe('k8s adapter against the fake API server', () => {
   });
 
   describe('status', () => {
-    it('follows the pod: PENDING, RUNNING (with start time), SUCCEEDED (with end time and exit code 0)', async () => {
-      const id = 'job-phases-1';
-      expect(await adapter.launch(scalaSpec({ driverId: id }))).toMatchObject({ phase: 'PENDING' });
-      await waitFor(async () => (await phaseOf(id)) === 'RUNNING');
-      const running = await adapter.status(id);
-      expect(running.startTime).toBeGreaterThan(Date.now() - 60_000);
-      expect(running.appId).toBe(k8sNames(id).appId);
-      fake.setPhase(NS, k8sNames(id).pod, 'Succeeded');
-      const done = await adapter.status(id);
-      expect(done).toMatchObject({ phase: 'SUCCEEDED', exitCode: 0, appId: k8sNames(id).appId });
-      expect(done.endTime).toBeGreaterThanOrEqual(done.startTime!);
-    });
-
-    it('a pod that runs to completion on its own ends SUCCEEDED', async () => {
-      const quick = await startFakeK8s({ phases: { pendingMs: 20, runMs: 40 } });
-      try {
-        const a = createK8sAdapter({ objectStore, cluster: clusterFor(quick.url), config });
-        await a.launch(scalaSpec());
-        await waitFor(async () => (await a.status('job-0123abcd-1')).phase === 'SUCCEEDED');
-      } finally {
-        await quick.stop();
-      }
-    });
-
-    it('FAILED with the container reason, message and exit code', async () => {
-      await adapter.launch(scalaSpec());
-      await waitFor(async () => (await phaseOf('job-0123abcd-1')) === 'RUNNING');
-      fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Failed', {
-        exitCode: 137,
-        reason: 'OOMKilled',
-        message: 'memory limit reached',
-      });
-      const st = await adapter.status('job-0123abcd-1');
-      expect(st).toMatchObject({ phase: 'FAILED', exitCode: 137 });
-      expect(st.message).toContain('OOMKilled');
-      expect(st.message).toContain('memory limit reached');
-      expect(st.endTime).toBeTypeOf('number');
-    });
-
     it.each(['InvalidImageName', 'ErrImageNeverPull'])(
       'a pending driver waiting on %s is FAILED at once',
       async (reason) => {
@@ -641,12 +643,6 @@ describe('k8s adapter against the fake API server', () => {
         expect((await strict.status('job-0123abcd-1')).message).toMatch(new RegExp(`^${reason}: .*for more than`));
       },
     );
-
-    it('a pod still creating its container is PENDING', async () => {
-      await adapter.launch(scalaSpec());
-      fake.setPhase(NS, k8sNames('job-0123abcd-1').pod, 'Pending', { reason: 'ContainerCreating' });
-      expect(await phaseOf('job-0123abcd-1')).toBe('PENDING');
-    });
 
     it('MISSING for a driver never launched; UNKNOWN when the API server answers 5xx or not at all', async () => {
       expect(await adapter.status('job-never-1')).toEqual({ phase: 'MISSING' });
