@@ -1,12 +1,12 @@
 // The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver,
 // k8s-real-cluster-rules, k8s-cluster-settings, k8s-sql-engine, conformance-namespace, broken-groups,
-// broken-k8s-jobs, k8s-and-streams, k8s-s3a, e2e/k8s-pyspark). This fake stays only for faults injected on demand that a real server with the kubelet
-// stand-in cannot be made to produce, and for load:
+// broken-k8s-jobs, k8s-adapter, k8s-and-streams, k8s-s3a, e2e/k8s-pyspark). This fake stays only for faults
+// injected on demand that a real server with the kubelet stand-in cannot be made to produce, and for load:
 // - 5xx answers for a while, and API servers that hang or drop connections mid-call (broken-k8s-jobs,
 //   parts of k8s-adapter);
-// - image pulls that fail (ErrImagePull, ImagePullBackOff, InvalidImageName): there is no container runtime
-//   here (k8s-real-cluster-rules' image tests, k8s-adapter's status rules);
-// - a pod held in any phase or container state a test sets (k8s-adapter's status rules);
+// - image pulls that fail (ErrImagePull, ImagePullBackOff, InvalidImageName, ErrImageNeverPull,
+//   CreateContainerConfigError): there is no container runtime here (k8s-real-cluster-rules' image tests,
+//   k8s-adapter's status rules for them);
 // - credentials a real 1.34 API server no longer takes (basic auth), client certificates of the test's own
 //   CA, and a record of exactly what was sent (k8s-adapter's connection tests, and its check that a refused
 //   spec makes no request; its launch tests run on the real server);
