@@ -170,7 +170,7 @@ export function createDriverActivities(
      * on them. `record`: the job as the workflow holds it, and a version it reserved.
      * - A job still STARTING: the first time the driver is seen RUNNING, this writes the BUSY record (with
      *   that version) and watches on.
-     * - `finishVersion` set (workflows since the patch finish-in-watch): a driver that SUCCEEDED ends the job
+     * - `finishVersion` set (as the job workflow does): a driver that SUCCEEDED ends the job
      *   here: the FINISHED record is written with that version and the driver removed (`removalError` says
      *   why it was not; the workflow then goes on removing it in the background).
      * Returns the status that ended the watch, and the records it wrote.

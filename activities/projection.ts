@@ -78,7 +78,7 @@ export function createProjection(store: Store) {
     },
     /**
      * A job's end, written like projectJob, answering what it kept of the stored record, so the workflow's own
-     * record (its query and result) shows the start time and appId too (patch END_KEEPS_START).
+     * record (its query and result) shows the start time and appId too.
      */
     async projectJobEnd(job: Job, version: number): Promise<KeptStart> {
       return (await writeJob(job, version)).kept;

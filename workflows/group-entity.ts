@@ -6,7 +6,7 @@
 // is checked by reading them together. The rules they apply are pure functions elsewhere: reconcile and
 // drain (domain/group-instances.ts), crash-loop backoff (domain/broken-clusters.ts), settings patches
 // (domain/group-settings.ts).
-import { condition, log, patched } from '@temporalio/workflow';
+import { condition, log } from '@temporalio/workflow';
 import {
   afterStartFailure,
   crashLoopError,
@@ -46,9 +46,6 @@ import { projection } from './activity-options';
 import { InstanceDrivers } from './group-drivers';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
-
-/** Patch: replacements of drivers failing before READY back off, and stop after a limit (old runs replaced at once). */
-const CRASH_LOOP_BACKOFF = 'crash-loop-backoff';
 
 export class GroupEntity {
   group: GroupWorkflowInput['group'];
@@ -328,7 +325,7 @@ export class GroupEntity {
   /** A driver failed before READY: the next replacement waits longer, and after the limit none follows. */
   private startFailed(error: string): void {
     this.crash = afterStartFailure(this.crash, error, Date.now());
-    if (crashLooping(this.crash, this.crashSettings()) && patched(CRASH_LOOP_BACKOFF)) {
+    if (crashLooping(this.crash, this.crashSettings())) {
       log.warn('group stops replacing failing drivers', { groupId: this.group.id, failures: this.crash.failures });
       this.group = { ...this.group, error: crashLoopError(this.crash) };
       this.groupDirty = true;
@@ -351,7 +348,7 @@ export class GroupEntity {
 
   /** Whether replacements wait now: the group gave up, or its backoff has not passed. */
   private holdingBack(now: number): boolean {
-    if (this.crash.failures === 0 || !patched(CRASH_LOOP_BACKOFF)) return false;
+    if (this.crash.failures === 0) return false;
     const s = this.crashSettings();
     return crashLooping(this.crash, s) || now < nextStartAt(this.crash, s);
   }
@@ -359,7 +356,7 @@ export class GroupEntity {
   /** How long until a held-back replacement may start; undefined when none waits. */
   private replaceIn(now: number): number | undefined {
     const s = this.crashSettings();
-    if (this.crash.failures === 0 || crashLooping(this.crash, s) || !patched(CRASH_LOOP_BACKOFF)) return undefined;
+    if (this.crash.failures === 0 || crashLooping(this.crash, s)) return undefined;
     const at = nextStartAt(this.crash, s);
     return at > now ? at - now : undefined;
   }

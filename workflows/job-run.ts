@@ -16,7 +16,6 @@ import {
   continueAsNew,
   isCancellation,
   log,
-  patched,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -37,10 +36,9 @@ import {
 } from '../domain/job-transitions';
 import { isTerminal, JobState } from '../domain/states';
 import type { Job } from '../domain/types';
-import { cleanup, drivers, projection, quickRemoval, watch } from './activity-options';
+import { cleanup, projection, quickRemoval, watch } from './activity-options';
 import { driverCleanupWorkflow, driverCleanupWorkflowId } from './driver-cleanup';
 import { isLaunchDeadline, launchUntilDeadline } from './launch';
-import { END_KEEPS_START, FEWER_STEPS, FINISH_IN_WATCH } from './patches';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
 
@@ -49,9 +47,6 @@ const sameRecord = (a: Job, b: Job): boolean => JSON.stringify(a) === JSON.strin
 
 /** How a watched try ended: the job is done, or the try failed with this status. */
 type TryEnd = { done: Job } | { failed: DriverStatus };
-
-/** Patch: the job shows FINISHED / CANCELED before its driver is removed (old histories removed first). */
-const FINISH_BEFORE_REMOVAL = 'finish-before-removal';
 
 export class JobRun {
   job: Job;
@@ -65,15 +60,9 @@ export class JobRun {
   private startingSince: number | undefined;
   /** Drivers whose removal failed so far, with the cause; a background removal runs for each. */
   private readonly leftovers = new Map<string, string>();
-  /**
-   * Patch FEWER_STEPS: a record that a status did not change is not written again, SparkJobState is upserted
-   * only when it changes, the watch activity writes BUSY itself, and a cancel during a launch waits for the
-   * launch before removing the driver. Workflows started before it keep their old steps on replay.
-   */
-  private readonly lean: boolean;
-  /** The SparkJobState value last upserted (lean workflows upsert only changes). */
+  /** The SparkJobState value last upserted (it is upserted only when it changes). */
   private searchedState: string | undefined;
-  /** The launch attempt in flight, if any (lean workflows): a cancel waits for it before removing the driver. */
+  /** The launch attempt in flight, if any: a cancel waits for it before removing the driver. */
   private launchInFlight: Promise<unknown> | undefined;
 
   constructor(
@@ -83,7 +72,6 @@ export class JobRun {
     this.job = input.resume?.job ?? newJobRecord(jobId, input, workflowInfo().runStartTime.getTime());
     this.versions = new WriteVersions(input.resume?.seq ?? 0);
     this.projected = input.resume !== undefined;
-    this.lean = patched(FEWER_STEPS);
     for (const id of input.resume?.leftovers ?? []) this.removeInBackground(id, 'carried over');
   }
 
@@ -150,11 +138,6 @@ export class JobRun {
   /** Cleanup after cancellation (run it non-cancellable): CANCELED at once, then the driver goes. */
   async cancelled(): Promise<void> {
     if (isTerminal(this.job.state)) return this.handOverCleanup();
-    if (!patched(FINISH_BEFORE_REMOVAL)) {
-      await drivers.removeDriver(this.job.clusterName, this.driverId());
-      await this.finish(JobState.CANCELED, CANCELED_MESSAGE);
-      return;
-    }
     await this.finish(JobState.CANCELED, CANCELED_MESSAGE);
     // A launch still under way would create the driver after its removal: let it end first.
     if (this.launchInFlight) await this.launchInFlight;
@@ -192,36 +175,41 @@ export class JobRun {
     if (this.deleted) return;
     // An end without a start time: the job may have started unseen (its watch wrote BUSY, then a stop or cancel
     // ended the watch). The end's write answers what it kept of the stored record, and the workflow takes it.
-    if (isTerminal(this.job.state) && this.job.startTime === undefined && patched(END_KEEPS_START))
+    if (isTerminal(this.job.state) && this.job.startTime === undefined)
       this.job = { ...this.job, ...(await projection.projectJobEnd({ ...this.job }, this.versions.next())) };
     else await projection.projectJob({ ...this.job }, this.versions.next());
     this.projected = true;
   }
 
-  /** Upserts SparkJobState (lean workflows: only when it changed). */
+  /** Upserts SparkJobState when it changed. */
   private syncSearch(): void {
-    if (!this.lean || this.job.state !== this.searchedState) setSearch({ jobState: this.job.state });
+    if (this.job.state !== this.searchedState) setSearch({ jobState: this.job.state });
     this.searchedState = this.job.state;
   }
 
   /**
-   * Watches the driver once, until its status changes. A lean workflow lets the watch activity write the
-   * records on the way (with versions reserved here): BUSY when a driver that has not run yet is seen running
-   * (it then watches on), and since FINISH_IN_WATCH, FINISHED and the driver's removal when it succeeds. That
-   * saves the workflow a task per record; the records it wrote become the job's.
+   * Watches the driver once, until its status changes. The watch activity writes the records on the way (with
+   * versions reserved here): BUSY when a driver that has not run yet is seen running (it then watches on), and
+   * FINISHED and the driver's removal when it succeeds. That saves the workflow a task per record; the records
+   * it wrote become the job's.
    */
   private async watchOnce(known: DriverStatus): Promise<{ status: DriverStatus; done?: Job }> {
     const { clusterName } = this.job;
     const since = this.startingSince;
     const starting = known.phase === 'PENDING' && this.job.state === JobState.STARTING;
     const busy = known.phase === 'RUNNING' && this.job.state === JobState.BUSY;
-    const finishHere = (starting || busy) && patched(FINISH_IN_WATCH);
-    if (!starting && !finishHere)
+    if (!starting && !busy)
       return { status: await watch.watchDriver(clusterName, this.driverId(), known, undefined, since) };
     const record = { job: { ...this.job }, version: this.versions.next() };
-    const r = finishHere
-      ? await watch.watchJobDriver(clusterName, this.driverId(), known, since, record, undefined, this.versions.next())
-      : await watch.watchJobDriver(clusterName, this.driverId(), known, since, record);
+    const r = await watch.watchJobDriver(
+      clusterName,
+      this.driverId(),
+      known,
+      since,
+      record,
+      undefined,
+      this.versions.next(),
+    );
     if (r.busy) {
       this.job = r.busy;
       this.startingSince = undefined;
@@ -265,7 +253,7 @@ export class JobRun {
         this.observe({ phase: 'UNKNOWN', message: cause });
         return this.project();
       },
-      ...(this.lean ? { inFlight: (attempt: Promise<unknown>) => void (this.launchInFlight = attempt) } : {}),
+      inFlight: (attempt: Promise<unknown>) => void (this.launchInFlight = attempt),
     });
     this.startingSince = since;
     return status;
@@ -278,21 +266,14 @@ export class JobRun {
       const before = this.job;
       this.observe(status);
       // A status that changes nothing (PENDING while STARTING, SUCCEEDED while BUSY) is not written again.
-      if (!this.lean || !sameRecord(before, this.job)) await this.project();
+      if (!sameRecord(before, this.job)) await this.project();
       const outcome = tryOutcome(status);
       if (outcome === 'succeeded') return { done: await this.removeAndFinish() };
       if (outcome === 'failed') return { failed: status };
       if (this.stopRequested) return { done: await this.removeAndFinish() };
       const scope = new CancellationScope();
       const known = status;
-      const { clusterName } = this.job;
-      const since = this.startingSince;
-      // Workflows from before FEWER_STEPS schedule the plain watch exactly as they did.
-      const next = scope.run(() =>
-        this.lean
-          ? this.watchOnce(known)
-          : watch.watchDriver(clusterName, this.driverId(), known, undefined, since).then((st) => ({ status: st })),
-      );
+      const next = scope.run(() => this.watchOnce(known));
       await Promise.race([next, condition(() => this.stopRequested)]);
       if (this.stopRequested) {
         scope.cancel();
@@ -313,10 +294,6 @@ export class JobRun {
 
   /** A succeeded or stopped try: the job is FINISHED, and its driver goes. */
   private async removeAndFinish(): Promise<Job> {
-    if (!patched(FINISH_BEFORE_REMOVAL)) {
-      await drivers.removeDriver(this.job.clusterName, this.driverId());
-      return this.finish(JobState.FINISHED);
-    }
     const done = await this.finish(JobState.FINISHED);
     await this.removeDriver(this.driverId());
     return done;

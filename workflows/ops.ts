@@ -1,12 +1,10 @@
 // Short workflows the API runs for work that needs the worker's host or the read model's one writer:
 // reading driver logs (local drivers' logs live on the worker host) and deleting a finished job.
-import { getExternalWorkflowHandle, patched } from '@temporalio/workflow';
+import { getExternalWorkflowHandle } from '@temporalio/workflow';
 import { jobWorkflowId } from '../domain/ids';
 import { short } from './activity-options';
 import { driverCleanupWorkflowId, jobDeletedSignal } from './driver-cleanup';
 
-/** Patch: deleting a job first tells its workflow (which may still be removing its driver). */
-const DELETE_WHILE_CLEANING = 'delete-while-cleaning';
 import type { LogRange } from '../domain/driver';
 import type { JobLogEntry } from '../domain/types';
 
@@ -32,9 +30,9 @@ export async function deleteJobWorkflow(jobId: string, clusterName: string, driv
         () => true,
         () => false,
       );
-  const stillCleaning = patched(DELETE_WHILE_CLEANING)
-    ? (await Promise.all([told(jobWorkflowId(jobId)), told(driverCleanupWorkflowId(jobId))])).some(Boolean)
-    : false;
+  const stillCleaning = (await Promise.all([told(jobWorkflowId(jobId)), told(driverCleanupWorkflowId(jobId))])).some(
+    Boolean,
+  );
   for (const id of driverIds) {
     try {
       await short.removeDriver(clusterName, id);

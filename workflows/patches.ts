@@ -1,22 +1,16 @@
-// Patch ids that more than one module checks. A patch id's first check records a marker and upserts the
-// TemporalChangeVersion search attribute (a history event and a visibility write each), so changes made
-// together share one id: a workflow started before them replays without the marker and keeps the old steps.
+// Workflow patches (Temporal's `patched()`): the one list of them, with their dates.
+//
+// A patch keeps a running workflow replayable across a deploy of changed workflow code. This service keeps one
+// only across a tagged release: a change that histories recorded by a released version would not replay
+// (job-workflow-replay.test.ts replays the fixtures recorded at the last baseline) goes behind a patch listed
+// here, with the date and the release it protects. Once no workflow of that release still runs, the patch is
+// deprecated (`deprecatePatch`), then removed a release later, and the fixtures are recorded again
+// (`npm run record:replay`).
+//
+// No release has been tagged yet (0.1.0): the pre-release patches (fewer-steps-per-task, finish-in-watch,
+// end-keeps-start, finish-before-removal, crash-loop-backoff, delete-while-cleaning) were retired on
+// 2026-11-26 and the fixtures recorded from that day's code. Workflows started by older code do not replay
+// under it: drain or terminate them before deploying it.
 
-/**
- * Fewer steps per workflow task: no OpenTelemetry interceptors for untraced workflows
- * (workflows/trace-interceptors.ts), and the single job's leaner steps (workflows/job-run.ts).
- */
-export const FEWER_STEPS = 'fewer-steps-per-task';
-
-/**
- * The watch activity of a single job also writes FINISHED and removes the driver when it succeeds, so a job
- * that runs to its end costs one workflow task and one activity less (workflows/job-run.ts).
- */
-export const FINISH_IN_WATCH = 'finish-in-watch';
-
-/**
- * A single job that ends while the workflow still holds its STARTING record (a stop or cancel while the watch
- * activity, which wrote BUSY, watches on) takes the start time and appId kept in the read model into its own
- * record, so its query and result show them too (workflows/job-run.ts).
- */
-export const END_KEEPS_START = 'end-keeps-start';
+/** The patches in force: id, the date it was added, and the release whose histories it keeps replayable. */
+export const PATCHES: readonly { id: string; since: string; release: string }[] = [];

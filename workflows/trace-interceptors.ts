@@ -5,16 +5,13 @@
 // up again for each workflow (module state lives per workflow in the sandbox), and each activity, local
 // activity and handler gets a span whose promises the SDK's stack-trace hook follows. So a workflow started
 // without a trace context (tracing off in the API, or a Temporal Schedule's start) runs without them; one
-// started with a trace context, a traced signal or update, and any workflow that ran with them before this
-// module existed (the patch FEWER_STEPS) still get them, so traces and replays stay as they were.
+// started with a trace context, or a traced signal or update, gets them.
 import {
-  patched,
   type WorkflowInboundCallsInterceptor,
   type WorkflowInterceptors,
   type WorkflowInternalsInterceptor,
   type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
-import { FEWER_STEPS } from './patches';
 
 /** The header the SDK's OpenTelemetry interceptors carry a span context in. */
 const TRACE_HEADER = '_tracer-data';
@@ -53,7 +50,7 @@ type Out = WorkflowOutboundCallsInterceptor;
 
 const inbound: In = {
   execute(input, next) {
-    traced = hasTrace(input.headers) || !patched(FEWER_STEPS);
+    traced = hasTrace(input.headers);
     return traced ? load().inbound.execute(input, next) : next(input);
   },
   handleSignal: (input, next) =>

@@ -7,15 +7,15 @@
 // in real time, and tests pass short durations (idlePauseMs, endTime) through the workflow input.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SearchAttr } from '../../domain/ids';
 import { temporalLogToConsole } from '../../testkit/stack';
+import { workflowBundle } from '../../worker/worker';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TEMPORAL_CLI = path.join(process.env.STACK_DIR ?? path.join(ROOT, '.stack'), 'venv/bin/temporal');
-const WORKFLOWS_PATH = path.join(ROOT, 'workflows/index.ts');
 
 export const TASK_QUEUE = 'workflow-tests';
 
@@ -31,7 +31,10 @@ export interface WorkflowTestEnv {
 
 let runtimeInstalled = false;
 
-/** Starts a dev server and a worker running every workflow with `activities` on {@link TASK_QUEUE}. */
+/**
+ * Starts a dev server and a worker running every workflow with `activities` on {@link TASK_QUEUE}; the workflow
+ * bundle is production's (worker/worker.ts: the same workflows and interceptor modules).
+ */
 export async function startWorkflowEnv(activities: object, opts: EnvOptions = {}): Promise<WorkflowTestEnv> {
   if (!runtimeInstalled) {
     // The worker's own INFO lines (state changes, bundling) would drown the test output.
@@ -72,13 +75,6 @@ export async function startWorkflowEnv(activities: object, opts: EnvOptions = {}
     },
   };
 }
-
-let bundle: Promise<WorkflowBundle> | undefined;
-const workflowBundle = () =>
-  (bundle ??= bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
-  }));
 
 /** Polls `fn` until it returns something other than undefined/false. */
 export async function eventually<T>(
