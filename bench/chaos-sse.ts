@@ -37,11 +37,7 @@ export function followJob(url: string, filter: string): JobFollower {
         });
         if (res.status >= 500) f.http5xx++;
         if (res.ok && res.body)
-          await readEvents(
-            res.body,
-            (id, data) => ((lastId = id ?? lastId), onEvent(data)),
-            isConnected,
-          );
+          await readEvents(res.body, (id, data) => ((lastId = id ?? lastId), onEvent(data)), isConnected);
       } catch {
         // refused or cut off: the API is restarting
       }
