@@ -4,7 +4,8 @@
 import type { Collection, Document } from 'mongodb';
 import { whyNoReadyInstance, type InstanceView } from '../domain/broken-clusters';
 import { parseTags } from '../domain/delimited';
-import { isTerminal, TERMINAL_JOB_STATES } from '../domain/states';
+import { endReplacesFilter } from '../domain/job-transitions';
+import { isTerminal } from '../domain/states';
 import type { SqlEngineRecord } from '../domain/sql-engine';
 import type { Group, Job, JobInstanceResult, Schedule } from '../domain/types';
 import { Collections, type Store } from '../lib/mongo';
@@ -66,9 +67,7 @@ export function createProjection(store: Store) {
       if (job.appId === undefined && typeof stored?.appId === 'string' && stored.attempt === job.attempt)
         doc.appId = kept.appId = stored.appId;
     }
-    const written = await upsertVersioned(col, job.jobId, version, doc, {
-      $or: [{ state: { $nin: [...TERMINAL_JOB_STATES] } }, { state: job.state }],
-    });
+    const written = await upsertVersioned(col, job.jobId, version, doc, endReplacesFilter(job.state));
     return { written, kept };
   }
 

@@ -2,7 +2,7 @@
 // return a new record; the job workflow decides when to call them and writes what they return.
 import { unreachableError } from './broken-clusters';
 import type { DriverStatus } from './driver';
-import { isTerminal, JobState } from './states';
+import { isTerminal, JobState, TERMINAL_JOB_STATES } from './states';
 import type { Job } from './types';
 
 /** Error of a job cancelled through the API or by an operator. */
@@ -99,3 +99,16 @@ export const cleanupNote = (leftovers: ReadonlyMap<string, string>): string | un
     : [...leftovers]
         .map(([id, cause]) => `driver ${id} not removed yet (${cause}); retrying in the background`)
         .join('; ');
+
+/**
+ * The read model's rule for a job's end: an ended job does not change state again. A write of an end replaces
+ * the stored record only while that record has not ended, or ended the same way (the same end written again,
+ * e.g. with a cleanup note, goes through). Writes of other states are ordered by their versions alone.
+ */
+export const endReplaces = (stored: JobState | undefined, next: JobState): boolean =>
+  !isTerminal(next) || stored === undefined || !isTerminal(stored) || stored === next;
+
+/** {@link endReplaces} as the condition of a MongoDB write of the end `next`. */
+export const endReplacesFilter = (next: JobState) => ({
+  $or: [{ state: { $nin: [...TERMINAL_JOB_STATES] } }, { state: next }],
+});

@@ -2,7 +2,7 @@
 // kept in memory (versioned like the real projection), and Temporal Schedule calls recorded.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DriverSpec, DriverStatus } from '../../domain/driver';
-import { finishedJob, withDriverStatus } from '../../domain/job-transitions';
+import { endReplaces, finishedJob, withDriverStatus } from '../../domain/job-transitions';
 import type { TemporalScheduleDef } from '../../domain/schedule';
 import type { EngineEndpoint, SqlEngineRecord } from '../../domain/sql-engine';
 import { JobState, type SqlEngine } from '../../domain/states';
@@ -137,7 +137,9 @@ export function readModel() {
     (writes[kind] as Map<string, T[]>).set(id, list);
     return true;
   }
-  const projectJob = async (job: Job, v: number) => write('jobs', job.jobId, job, v);
+  // The real projection's rules: versions order the writes, and an ended job does not change state again.
+  const projectJob = async (job: Job, v: number) =>
+    endReplaces(last(writes.jobs, job.jobId)?.state, job.state) && write('jobs', job.jobId, job, v);
   // Like the real one: an end without a start time keeps the stored start time (and appId of the same try).
   const projectJobEnd = async (job: Job, v: number) => {
     const stored = last(writes.jobs, job.jobId);
@@ -145,7 +147,7 @@ export function readModel() {
     if (job.startTime === undefined && stored?.startTime !== undefined) kept.startTime = stored.startTime;
     if (job.appId === undefined && stored?.appId !== undefined && stored.attempt === job.attempt)
       kept.appId = stored.appId;
-    write('jobs', job.jobId, { ...job, ...kept }, v);
+    await projectJob({ ...job, ...kept }, v);
     return kept;
   };
   const last = <T>(m: Map<string, T[]>, id: string): T | undefined => m.get(id)?.at(-1);

@@ -51,8 +51,10 @@ describe('group workflow', () => {
     );
 
     await h.executeUpdate(rescaleUpdate, { args: [0] });
-    // The busy instance drains: it stops only once its execution ends.
-    await new Promise((r) => setTimeout(r, 500));
+    // The busy instance drains: it stops only once its execution ends. The update has been handled (its
+    // answer came), so the workflow's own record already shows what it decided.
+    const live = (await h.query(groupQuery)).instances.filter((j) => !['FINISHED', 'FAILED'].includes(j.state));
+    expect(live.map((j) => [j.jobId, j.state])).toEqual([[`${id}-1`, 'BUSY']]);
     expect(g.state(`${id}-1`)).toBe('BUSY');
     await h.signal(instanceStateSignal, { instanceId: `${id}-1`, state: 'READY' });
     await eventually(() => g.state(`${id}-1`) === 'FINISHED', 20_000, 'busy instance stopped once idle');
@@ -103,7 +105,8 @@ describe('group workflow', () => {
     expect(cluster.read.group(id)).toMatchObject({ paused: true, scale: 2, state: 'ACTIVE' });
     await g.liveAre(id, []);
     await h.signal(wakeSignal);
-    await new Promise((r) => setTimeout(r, 500));
+    // A query is answered after the events recorded before it, the wake among them: no instance was started.
+    expect((await h.query(groupQuery)).instances.filter((j) => !['FINISHED', 'FAILED'].includes(j.state))).toEqual([]);
     expect(g.live(id)).toEqual([]);
 
     await h.executeUpdate(resumeUpdate);

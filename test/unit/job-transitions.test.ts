@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   afterFailedTry,
   checkStoppable,
+  endReplaces,
   failedTryReason,
   finishedJob,
   startingJob,
@@ -85,5 +86,17 @@ describe('read-model write versions', () => {
     expect(nextVersion(0, 0, 68)).toBeGreaterThan(v);
     // After continue-as-new the history starts again, the versions do not.
     expect(nextVersion(v, v, 2)).toBeGreaterThan(v);
+  });
+});
+
+describe('an ended job does not change state again', () => {
+  it('lets an end replace a live record or the same end, never another end', () => {
+    expect(endReplaces(undefined, 'FINISHED')).toBe(true);
+    expect(endReplaces('BUSY', 'FINISHED')).toBe(true);
+    expect(endReplaces('FINISHED', 'FINISHED')).toBe(true);
+    expect(endReplaces('FINISHED', 'CANCELED')).toBe(false);
+    expect(endReplaces('CANCELED', 'FAILED')).toBe(false);
+    // Other states are ordered by versions alone.
+    expect(endReplaces('FINISHED', 'BUSY')).toBe(true);
   });
 });
