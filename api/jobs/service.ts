@@ -10,7 +10,7 @@ import { jobWorkflowId, SearchAttr } from '../../domain/ids';
 import { newJobRecord, singleJobDriverId, SUBMITTED_VERSION, type JobWorkflowInput } from '../../domain/job';
 import type { Job, JobLogEntry } from '../../domain/resources';
 import { DEFAULT_JOB_STATE_FILTER, isTerminal, JOB_STATES, JOB_TYPES, JobType } from '../../domain/states';
-import { CLUSTER_UNAVAILABLE } from '../../activities/adapters/k8s/errors';
+import { CLUSTER_UNAVAILABLE, INVALID_CLUSTER } from '../../activities/adapters/k8s/errors';
 import { createProjection } from '../../activities/projection';
 import { logger } from '../../lib/log';
 import { Collections } from '../../lib/mongo';
@@ -160,10 +160,11 @@ export async function jobLogs(deps: ApiDeps, jobId: string, query: Query): Promi
       workflowExecutionTimeout: '1m',
     });
   } catch (e) {
-    // A cluster that cannot be asked now (down, refusing the service's credentials) is not the client's
-    // fault: 503 with what its API server said (no credential is in it).
+    // A cluster that cannot be asked now (down, refusing the service's credentials, a client key its
+    // clientKeyPassphrase does not decrypt) is not the client's fault: 503 with what its API server said, or
+    // what is wrong with the cluster document (no credential is in either).
     const cause = e instanceof WorkflowFailedError ? e.cause?.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type === CLUSTER_UNAVAILABLE)
+    if (cause instanceof ApplicationFailure && (cause.type === CLUSTER_UNAVAILABLE || cause.type === INVALID_CLUSTER))
       throw unavailable(`the logs of job '${job.jobId}' cannot be read now: ${cause.message}`);
     throw e;
   }
