@@ -1,15 +1,16 @@
 // The k8s path is proven against a real kube-apiserver (testkit/kube: k8s-real-apiserver,
-// k8s-real-cluster-rules, k8s-cluster-settings, k8s-sql-engine, conformance-namespace, broken-groups,
-// broken-k8s-jobs, k8s-adapter, k8s-and-streams, k8s-s3a, e2e/k8s-pyspark). This fake stays only for faults
+// k8s-real-cluster-rules, k8s-client-cert, k8s-cluster-settings, k8s-sql-engine, conformance-namespace,
+// broken-groups, broken-k8s-jobs, k8s-adapter, k8s-and-streams, k8s-s3a, e2e/k8s-pyspark). This fake stays only for faults
 // injected on demand that a real server with the kubelet stand-in cannot be made to produce, and for load:
 // - 5xx answers for a while, and API servers that hang or drop connections mid-call (broken-k8s-jobs,
 //   parts of k8s-adapter);
 // - image pulls that fail (ErrImagePull, ImagePullBackOff, InvalidImageName, ErrImageNeverPull,
 //   CreateContainerConfigError): there is no container runtime here (k8s-real-cluster-rules' image tests,
 //   k8s-adapter's status rules for them);
-// - credentials a real 1.34 API server no longer takes (basic auth), client certificates of the test's own
-//   CA, and a record of exactly what was sent (k8s-adapter's connection tests, and its check that a refused
-//   spec makes no request; its launch tests run on the real server);
+// - credentials a real API server no longer takes (basic auth: kube-apiserver removed it in 1.19), and a
+//   record of exactly what was sent (k8s-adapter's basic-auth test, and its check that a refused spec makes
+//   no request; its launch tests run on the real server). Client certificates run on the real server, whose
+//   client CA testkit/kube/control-plane.ts's issueClientCert signs with (k8s-client-cert);
 // - thousands of pods in-process for the soak (bench/soak.ts) and `BENCH_K8S=fake npm run bench:k8s`.
 // A test of behaviour a real server can produce belongs on testkit/kube, not here.
 //
@@ -27,9 +28,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
@@ -70,8 +69,6 @@ export interface FakeK8sOptions {
    * own), or undefined to play the pod's phases on timers as usual.
    */
   kubelet?: (pod: KObject) => Omit<PodRunOptions, 'secrets'> | undefined;
-  /** Serves https with this certificate; with clientCa, also requires a client certificate it signed. */
-  tls?: { key: string; cert: string; clientCa?: string };
   /** How many recent requests `requests` keeps. Default 10000. */
   maxRecordedRequests?: number;
 }
@@ -89,8 +86,6 @@ export interface RecordedRequest {
   path: string;
   query: Record<string, string>;
   authorization?: string;
-  /** Common name of the client certificate, on https with clientCa. */
-  clientCertCN?: string;
   body?: unknown;
   status: number;
 }
@@ -109,7 +104,7 @@ export interface FakeK8sState {
 }
 
 export interface FakeK8s {
-  /** Base URL of the API server (http://127.0.0.1:port, or https:// with tls). */
+  /** Base URL of the API server (http://127.0.0.1:port). */
   url: string;
   state: FakeK8sState;
   /** Recent requests, oldest first (bounded by maxRecordedRequests). */
@@ -837,13 +832,11 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
           out = status(500, 'InternalError', `fake-k8s: ${(e as Error).message}`);
         }
       }
-      const peer = opts.tls?.clientCa ? (req.socket as TLSSocket).getPeerCertificate?.() : undefined;
       record({
         method: req.method ?? 'GET',
         path: url.pathname,
         query: Object.fromEntries(url.searchParams),
         authorization: req.headers.authorization,
-        clientCertCN: peer?.subject?.CN as string | undefined,
         body,
         status: code,
       });
@@ -856,16 +849,7 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
     });
   };
 
-  const server = opts.tls
-    ? https.createServer(
-        {
-          key: opts.tls.key,
-          cert: opts.tls.cert,
-          ...(opts.tls.clientCa ? { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
-        },
-        handler,
-      )
-    : http.createServer(handler);
+  const server = http.createServer(handler);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -880,7 +864,7 @@ export async function startFakeK8s(opts: FakeK8sOptions = {}): Promise<FakeK8s> 
   };
 
   return {
-    url: `${opts.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${port}`,
     state,
     requests,
     setPhase(namespace, name, phase, o) {

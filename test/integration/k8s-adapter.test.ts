@@ -3,14 +3,10 @@
 // logs through pods/log, what a removal leaves. Against the
 // in-process fake API server (testkit/fake-k8s.ts) what needs faults or states injected on demand: image pull
 // failures (no container runtime here), 5xx and hung servers, a record of exactly what was sent (no request before
-// a refused spec), basic auth and client certificates.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { createPrivateKey } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// a refused spec), and basic auth (kube-apiserver removed it in 1.19). Client certificates run on the real API
+// server: test/integration/k8s-client-cert.test.ts.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Pod } from 'kubernetes-models/v1/Pod';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
@@ -796,131 +792,6 @@ describe('connecting to the API server', () => {
         expect(text).not.toContain(wrongPassword);
         expect(text).not.toContain(SECRET_KEY);
       }
-    });
-  });
-
-  const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
-  describe.skipIf(!hasOpenssl)('client certificates over https', () => {
-    let dir: string;
-    let fake: FakeK8s;
-    const pem: Record<string, string> = {};
-
-    beforeAll(async () => {
-      dir = mkdtempSync(path.join(tmpdir(), 'fake-k8s-tls-'));
-      const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-      const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-      ssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=fake-k8s-ca');
-      writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-      writeFileSync(path.join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
-      for (const [who, cn] of [
-        ['server', '127.0.0.1'],
-        ['client', 'spark-orchestrator'],
-      ]) {
-        ssl('req', ...ec, '-keyout', `${who}.key`, '-out', `${who}.csr`, '-subj', `/CN=${cn}`);
-        ssl(
-          'x509',
-          '-req',
-          '-in',
-          `${who}.csr`,
-          '-CA',
-          'ca.crt',
-          '-CAkey',
-          'ca.key',
-          '-CAcreateserial',
-          '-out',
-          `${who}.crt`,
-          '-days',
-          '2',
-          '-extfile',
-          `${who}.ext`,
-        );
-      }
-      for (const f of ['ca.crt', 'server.key', 'server.crt', 'client.key', 'client.crt'])
-        pem[f] = readFileSync(path.join(dir, f), 'utf8');
-      fake = await startFakeK8s({
-        tls: { key: pem['server.key'], cert: pem['server.crt'], clientCa: pem['ca.crt'] },
-        phases: { runMs: null },
-      });
-    });
-    afterAll(async () => {
-      await fake?.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
-
-    it('verifies the server with caCert and authenticates with clientCert/clientKey', async () => {
-      const a = createK8sAdapter({
-        objectStore,
-        cluster: clusterFor(fake.url, {
-          caCert: pem['ca.crt'],
-          clientCert: pem['client.crt'],
-          clientKey: pem['client.key'],
-        }),
-        config,
-      });
-      expect((await a.launch(scalaSpec())).phase).toBe('PENDING');
-      expect(await a.status('job-0123abcd-1')).toMatchObject({ phase: expect.stringMatching(/PENDING|RUNNING/) });
-      expect(fake.requests.at(-1)?.clientCertCN).toBe('spark-orchestrator');
-    });
-
-    it('decrypts a passphrase-protected client key; base64 (kubeconfig-style) PEMs work too', async () => {
-      const encrypted = createPrivateKey(pem['client.key']).export({
-        type: 'pkcs8',
-        format: 'pem',
-        cipher: 'aes-256-cbc',
-        passphrase: 'key-pass',
-      }) as string;
-      const b64 = (s: string) => Buffer.from(s).toString('base64');
-      const a = createK8sAdapter({
-        objectStore,
-        cluster: clusterFor(fake.url, {
-          caCert: b64(pem['ca.crt']),
-          clientCert: b64(pem['client.crt']),
-          clientKey: encrypted,
-          clientKeyPassphrase: 'key-pass',
-        }),
-        config,
-      });
-      expect((await a.status('job-0123abcd-1')).phase).not.toBe('UNKNOWN');
-
-      const wrong = createK8sAdapter({
-        objectStore,
-        cluster: clusterFor(fake.url, {
-          caCert: pem['ca.crt'],
-          clientCert: pem['client.crt'],
-          clientKey: encrypted,
-          clientKeyPassphrase: 'nope',
-        }),
-        config,
-      });
-      const st = await wrong.status('job-0123abcd-1');
-      expect(st.phase).toBe('UNKNOWN');
-      expect(st.message).toMatch(/clientKeyPassphrase/);
-      expect(st.message).not.toContain('nope');
-      await expect(wrong.launch(scalaSpec())).rejects.toMatchObject({
-        nonRetryable: true,
-        type: 'InvalidClusterConfig',
-      });
-    });
-
-    it('is UNKNOWN without a client certificate or with the wrong CA', async () => {
-      const noCert = createK8sAdapter({
-        objectStore,
-        cluster: clusterFor(fake.url, { caCert: pem['ca.crt'] }),
-        config,
-      });
-      expect((await noCert.status('job-0123abcd-1')).phase).toBe('UNKNOWN');
-      const wrongCa = createK8sAdapter({
-        objectStore,
-        cluster: clusterFor(fake.url, {
-          caCert: pem['client.crt'],
-          clientCert: pem['client.crt'],
-          clientKey: pem['client.key'],
-        }),
-        config,
-      });
-      const st = await wrongCa.status('job-0123abcd-1');
-      expect(st.phase).toBe('UNKNOWN');
-      expect(st.message).not.toContain('PRIVATE KEY');
     });
   });
 });

@@ -4,10 +4,12 @@
 // file for a bootstrap admin, and TokenRequest tokens for service accounts. The controller-manager runs
 // what the tests rely on: the `default` service account of every namespace (without it the API server
 // refuses pods), the garbage collector (objects owned by a pod go with it) and namespace deletion.
+// Client certificates: the API server also trusts a client CA of its own (client-ca.crt, next to the serving
+// CA in --client-ca-file), whose certificates issueClientCert makes for a user (CN) and groups (O).
 // No scheduler: testkit/kube/kubelet.ts binds the pods of its namespaces to its own node.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createPrivateKey, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { freePort } from '../servers';
@@ -117,6 +119,105 @@ function makeKeys(dir: string): void {
   ]);
   openssl(dir, ['genrsa', '-out', 'sa.key', '2048']);
   openssl(dir, ['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
+  // The client CA; --client-ca-file is a bundle of the serving CA (trusted as before) and this one.
+  selfSignedCa(dir, 'client-ca', 'test-kube-client-ca');
+  writeFileSync(
+    path.join(dir, 'client-ca-bundle.crt'),
+    readFileSync(path.join(dir, 'ca.crt'), 'utf8') + readFileSync(path.join(dir, 'client-ca.crt'), 'utf8'),
+  );
+}
+
+/** <name>.key and <name>.crt of a new CA (EC P-256) in `dir`. */
+function selfSignedCa(dir: string, name: string, cn: string): void {
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-subj',
+    `/CN=${cn}`,
+    '-days',
+    '30',
+    '-out',
+    `${name}.crt`,
+  ]);
+}
+
+/** A client certificate and its private key, PEM. */
+export interface ClientCertificate {
+  cert: string;
+  /** PKCS#8 PEM; encrypted (aes-256-cbc) when a passphrase was given. */
+  key: string;
+}
+
+/**
+ * A client certificate for `user` (its CN; the API server's user name) in `groups` (its O fields; the user's
+ * groups), signed by the control plane's client CA, or with `foreignCa` by a CA of its own the API server
+ * does not trust. The key is encrypted with `passphrase` when one is given. Nothing is logged; the files
+ * are removed once read.
+ */
+export function issueClientCert(
+  cp: Pick<ControlPlaneInfo, 'dir'>,
+  o: { user: string; groups?: string[]; passphrase?: string; foreignCa?: boolean; days?: number },
+): ClientCertificate {
+  const names = [o.user, ...(o.groups ?? [])];
+  if (names.some((n) => !n || /[/\\\n]/.test(n))) throw new Error('issueClientCert: user and groups without / or \\');
+  if (!o.foreignCa && !existsSync(path.join(cp.dir, 'client-ca.key')))
+    throw new Error(`no client CA in ${cp.dir}: a control plane started before client certificates`);
+  const work = mkdtempSync(path.join(cp.dir, 'client-cert-'));
+  try {
+    const ca = o.foreignCa ? path.join(work, 'foreign-ca') : path.join(cp.dir, 'client-ca');
+    if (o.foreignCa) selfSignedCa(work, 'foreign-ca', 'some-other-ca');
+    openssl(work, [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'client.key',
+      '-subj',
+      `/CN=${o.user}${(o.groups ?? []).map((g) => `/O=${g}`).join('')}`,
+      '-out',
+      'client.csr',
+    ]);
+    writeFileSync(path.join(work, 'client.ext'), 'keyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n');
+    openssl(work, [
+      'x509',
+      '-req',
+      '-in',
+      'client.csr',
+      '-CA',
+      `${ca}.crt`,
+      '-CAkey',
+      `${ca}.key`,
+      // A serial of its own: no serial file shared by concurrent calls.
+      '-set_serial',
+      `0x${randomBytes(16).toString('hex')}`,
+      '-days',
+      String(o.days ?? 30),
+      '-extfile',
+      'client.ext',
+      '-out',
+      'client.crt',
+    ]);
+    const plain = createPrivateKey(readFileSync(path.join(work, 'client.key'), 'utf8'));
+    const key = (
+      o.passphrase
+        ? plain.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: o.passphrase })
+        : plain.export({ type: 'pkcs8', format: 'pem' })
+    ) as string;
+    return { cert: readFileSync(path.join(work, 'client.crt'), 'utf8'), key };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }
 
 function startProcess(bin: string, args: string[], logFile: string): ChildProcess {
@@ -247,7 +348,7 @@ export async function startControlPlane(dir: string, timeoutMs = 90_000): Promis
     `--cert-dir=${f('certs')}`,
     `--tls-cert-file=${f('apiserver.crt')}`,
     `--tls-private-key-file=${f('apiserver.key')}`,
-    `--client-ca-file=${f('ca.crt')}`,
+    `--client-ca-file=${f('client-ca-bundle.crt')}`,
     `--service-account-key-file=${f('sa.pub')}`,
     `--service-account-signing-key-file=${f('sa.key')}`,
     '--service-account-issuer=https://kubernetes.default.svc',
