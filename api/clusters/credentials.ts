@@ -2,6 +2,7 @@
 // cluster's `url` (its Kubernetes API server) must send its API server credentials again, and one that
 // changes a storage's `endpoint` that storage's keys; keeping them (leaving them out, or sending the mask)
 // would hand them to whatever host the new address names. Sending '' removes a credential instead.
+import { createPrivateKey } from 'node:crypto';
 import { CLUSTER_SECRET_FIELDS, MASK, STORAGE_SECRET_FIELDS } from '../../lib/cluster-secrets';
 import { conflict } from '../errors';
 
@@ -38,4 +39,29 @@ export function checkCredentialsResent(stored: Doc, body: Doc): void {
     `the ${what} changes, so the stored credentials are not kept for the new address: send ${kept.join(', ')} ` +
       "again in the same request (or '' to remove them)",
   );
+}
+
+/**
+ * 409 when a client key cannot be used: not a PEM private key (plain or base64), encrypted without
+ * clientKeyPassphrase, or a passphrase that does not decrypt it. Checked when the cluster is written, so the
+ * mistake is answered there and not by every later job on the cluster. The answer never carries the key.
+ */
+export function checkClientKey(c: Record<string, unknown>): void {
+  const key = typeof c.clientKey === 'string' && c.clientKey !== '' ? c.clientKey : undefined;
+  const passphrase =
+    typeof c.clientKeyPassphrase === 'string' && c.clientKeyPassphrase !== '' ? c.clientKeyPassphrase : undefined;
+  if (!key) {
+    if (passphrase) throw conflict('clientKeyPassphrase: there is no clientKey for it to decrypt');
+    return;
+  }
+  const pem = key.includes('-----BEGIN') ? key : Buffer.from(key, 'base64').toString('utf8');
+  try {
+    createPrivateKey({ key: pem, format: 'pem', ...(passphrase ? { passphrase } : {}) });
+  } catch {
+    throw conflict(
+      passphrase
+        ? 'clientKeyPassphrase does not decrypt clientKey (or clientKey is not a PEM private key)'
+        : 'clientKey is not a PEM private key, plain or base64 (an encrypted key needs clientKeyPassphrase)',
+    );
+  }
 }

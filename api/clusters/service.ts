@@ -13,8 +13,8 @@ import { findPage, parseListQuery, searchFilter, type Page, type Query } from '.
 import type { AccessSetting } from '../../domain/access-settings';
 import { checkAccessField, checkUrl, type ClusterCreate, type ClusterUpdate } from './schemas';
 import { checkClusterDefaults } from './access';
-import { checkCredentialsResent } from './credentials';
-import { maskSecret, sealClusterSecrets as sealSecrets } from '../../lib/cluster-secrets';
+import { checkClientKey, checkCredentialsResent } from './credentials';
+import { maskSecret, sealClusterSecrets as sealSecrets, unsealClusterSecrets } from '../../lib/cluster-secrets';
 import { stopClusterEngines } from '../sql/engines/stop';
 
 export type ClusterDoc = Record<string, unknown> & { _id: string; id: string; name: string; type: string; url: string };
@@ -108,6 +108,7 @@ export async function clusterNames(deps: ApiDeps): Promise<{ names: string[] }> 
 
 export async function createCluster(deps: ApiDeps, body: ClusterCreate): Promise<{ clusterId: string }> {
   checkClusterDefaults({ ...body, type: body.type ?? ClusterType.K8S });
+  checkClientKey(body);
   const id = randomUUID().replace(/-/g, '');
   const doc = {
     ...sealSecrets(deps.config.SECRET_KEY, toStored(body)),
@@ -140,6 +141,8 @@ export async function updateCluster(deps: ApiDeps, id: string, body: ClusterUpda
     .safeParse(merged);
   if (!check.success) throw check.error;
   checkClusterDefaults(merged);
+  if (body.clientKey !== undefined || body.clientKeyPassphrase !== undefined)
+    checkClientKey(unsealClusterSecrets(deps.config.SECRET_KEY, merged));
   if (merged.type === ClusterType.LOCAL && !merged.url) merged.url = 'local';
   await nameChecked(body.name, () =>
     clustersOf(deps).replaceOne({ _id: stored._id }, JSON.parse(JSON.stringify(merged))),

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startHarness, type Harness } from '../harness';
@@ -8,7 +9,14 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
-const SECRETS = ['s3cr3t-key-material', 'p4ssphrase', 'hunter2-password', 'AKIA-ACCESS', 'aws-secret-value'];
+// A real client key, encrypted with the passphrase (a key the passphrase does not decrypt is refused).
+const KEY = generateKeyPairSync('ec', {
+  namedCurve: 'prime256v1',
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'p4ssphrase' },
+}).privateKey;
+/** What no answer may carry: a line of the key's PEM (JSON escapes its line breaks), the passphrase, ... */
+const SECRETS = [KEY.split('\n')[1], 'p4ssphrase', 'hunter2-password', 'AKIA-ACCESS', 'aws-secret-value'];
 const k8s = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
   type: 'k8s',
@@ -16,7 +24,7 @@ const k8s = (name: string, extra: Record<string, unknown> = {}) => ({
   description: `cluster ${name}`,
   caCert: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----',
   clientCert: '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----',
-  clientKey: SECRETS[0],
+  clientKey: KEY,
   clientKeyAlgorithm: 'RSA',
   clientKeyPassphrase: SECRETS[1],
   username: 'admin',

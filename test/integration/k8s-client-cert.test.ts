@@ -228,17 +228,29 @@ describe.skipIf(!ready)('client certificates on a real API server', () => {
     await eventually(async () => ((await pods(id)).length === 0 ? true : undefined), 30_000);
   });
 
-  it('a wrong clientKeyPassphrase: the job FAILS saying so, without the passphrase', async () => {
+  it('a wrong clientKeyPassphrase, or an encrypted key without one: refused (409) when the cluster is written', async () => {
     const { cert, key } = issue({ user: USER, passphrase: PASSPHRASE });
     const wrong = 'not-the-passphrase-77';
     secrets.push(wrong);
-    await register('cert-wrong-pass', {
-      caCert: cp.caCert,
-      clientCert: cert,
-      clientKey: key,
-      clientKeyPassphrase: wrong,
-    });
-    expect(await failure('cert-wrong-pass')).toMatch(/clientKeyPassphrase/);
+    const base = { caCert: cp.caCert, clientCert: cert, clientKey: key };
+    const refused = [
+      await call(h, 'POST', '/cluster', cluster('cert-wrong-pass', { ...base, clientKeyPassphrase: wrong })),
+      await call(h, 'POST', '/cluster', cluster('cert-no-pass', base)),
+      await call(h, 'POST', '/cluster', cluster('cert-bad-key', { ...base, clientKey: 'not a key' })),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([409, 409, 409]);
+    expect(refused[0].body.message).toMatch(/clientKeyPassphrase does not decrypt clientKey/);
+    expect(refused[1].body.message).toMatch(/needs clientKeyPassphrase/);
+    for (const r of refused) noSecretIn(r.body);
+    // An update that would leave the stored key undecryptable is refused the same way, and changes nothing.
+    await register('cert-pass-update', { ...base, clientKeyPassphrase: PASSPHRASE });
+    const id = await clusterId('cert-pass-update');
+    const u = await call(h, 'PUT', `/cluster/${id}`, { clientKeyPassphrase: wrong });
+    expect(u.status).toBe(409);
+    noSecretIn(u.body);
+    const ok = await submit('on-cert-pass-update', 'cert-pass-update');
+    await jobWhen(ok, (j) => j.state === 'BUSY' || j.state === 'RUNNING');
+    expect((await call(h, 'POST', `/job/${ok}/cancel`)).status).toBe(200);
   });
 
   it('a certificate of a user without rights: the job FAILS with the API server\'s "forbidden" naming the user', async () => {
