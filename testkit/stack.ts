@@ -5,6 +5,7 @@
 import type { Client } from '@temporalio/client';
 import {
   DefaultLogger,
+  makeTelemetryFilterString,
   Runtime,
   type LogEntry,
   type Worker,
@@ -71,10 +72,16 @@ export const temporalLogToConsole = (entry: LogEntry): void => {
   else console.error(line, inspect(entry.meta, { depth: 4, colors: false }));
 };
 
-/** The SDK's worker-state lines would drown test and benchmark output; one Runtime per process. */
+/**
+ * The SDK's worker-state lines would drown test and benchmark output; one Runtime per process. The SDK core's
+ * own lines (Rust, written straight to stderr by default) are forwarded to the same logger.
+ */
 export function quietTemporal(level: 'WARN' | 'ERROR' | 'INFO' | 'DEBUG' = 'WARN'): void {
   try {
-    Runtime.install({ logger: new DefaultLogger(level, temporalLogToConsole) });
+    Runtime.install({
+      logger: new DefaultLogger(level, temporalLogToConsole),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level }), forward: {} } },
+    });
   } catch {
     // already installed in this process
   }

@@ -10,6 +10,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { jobWorkflowId } from '../../domain/ids';
+import { quietTemporal } from '../../testkit/stack';
+
+// The replay worker's state lines (INFO) would reach the log of a passing run.
+quietTemporal();
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const histories = readdirSync(FIXTURES).filter((f) => /^job-history-.+\.pb$/.test(f));

@@ -7,11 +7,13 @@
 // in real time, and tests pass short durations (idlePauseMs, endTime) through the workflow input.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SearchAttr } from '../../domain/ids';
-import { temporalLogToConsole } from '../../testkit/stack';
+import { quietTemporal } from '../../testkit/stack';
 import { workflowBundle } from '../../worker/worker';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -29,18 +31,27 @@ export interface WorkflowTestEnv {
   stop(): Promise<void>;
 }
 
-let runtimeInstalled = false;
+/**
+ * The dev server's CLI behind a wrapper that writes its banner and warnings to a file (`temporal-dev.log` in the
+ * temporary folder; the SDK starts it with the test process's stdout and stderr).
+ */
+function quietCli(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-cli-'));
+  const wrapper = path.join(dir, 'temporal');
+  const q = (p: string) => `'${p.replace(/'/g, `'\\''`)}'`;
+  writeFileSync(wrapper, `#!/bin/sh\nexec ${q(TEMPORAL_CLI)} "$@" >>${q(path.join(dir, 'temporal-dev.log'))} 2>&1\n`, {
+    mode: 0o755,
+  });
+  return wrapper;
+}
 
 /**
  * Starts a dev server and a worker running every workflow with `activities` on {@link TASK_QUEUE}; the workflow
  * bundle is production's (worker/worker.ts: the same workflows and interceptor modules).
  */
 export async function startWorkflowEnv(activities: object, opts: EnvOptions = {}): Promise<WorkflowTestEnv> {
-  if (!runtimeInstalled) {
-    // The worker's own INFO lines (state changes, bundling) would drown the test output.
-    Runtime.install({ logger: new DefaultLogger('WARN', temporalLogToConsole) });
-    runtimeInstalled = true;
-  }
+  // The worker's own INFO lines (state changes, bundling) would drown the test output.
+  quietTemporal();
   const dynamic: Record<string, string | number | boolean> = {
     'frontend.enableUpdateWorkflowExecution': true,
     ...(opts.suggestContinueAsNewAfter
@@ -50,7 +61,7 @@ export async function startWorkflowEnv(activities: object, opts: EnvOptions = {}
   const [env, bundle] = await Promise.all([
     TestWorkflowEnvironment.createLocal({
       server: {
-        executable: { type: 'existing-path', path: TEMPORAL_CLI },
+        executable: { type: 'existing-path', path: quietCli() },
         searchAttributes: Object.values(SearchAttr).map((n) =>
           defineSearchAttributeKey(n, SearchAttributeType.KEYWORD),
         ),

@@ -57,6 +57,8 @@ function python(args: string[], input?: string): string {
     env: { ...process.env, PYTHONPATH: HELM_SDK },
     encoding: 'utf8',
     maxBuffer: 64 << 20,
+    // Helm's own warnings would land in the test log; a failure's error carries them.
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
 }
 

@@ -40,6 +40,8 @@ export function renderChartRbac(release: string, namespace: string, values: Reco
       input: JSON.stringify({ ...REQUIRED, ...values }),
       env: { ...process.env, PYTHONPATH: HELM_SDK },
       encoding: 'utf8',
+      // Helm's own warnings would land in the test log; a failure's error carries them.
+      stdio: ['pipe', 'pipe', 'pipe'],
       maxBuffer: 64 << 20,
     },
   );
