@@ -1,6 +1,8 @@
 // Named activity option sets, one place for every workflow's timeouts and retry policies.
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { RunnerRequest, RunnerResponse } from '../domain/group';
+import { groupTaskQueue } from '../domain/ids';
 
 /** Read-model writes: local activities (no server round trip), retried until MongoDB answers. */
 export const projection = proxyLocalActivities<Activities>({
@@ -52,3 +54,39 @@ export const short = proxyActivities<Activities>({
     nonRetryableErrorTypes: ['ClusterNotFound', 'InvalidSchedule', 'Misconfigured'],
   },
 });
+
+/** Waiting for a SQL engine to answer: its own start timeout bounds the activity. */
+export const engineStart = (timeoutMs: number) =>
+  proxyActivities<Activities>({
+    startToCloseTimeout: timeoutMs + 60_000,
+    heartbeatTimeout: '30s',
+    retry: {
+      initialInterval: '1s',
+      maximumInterval: '10s',
+      nonRetryableErrorTypes: ['ClusterNotFound', 'EngineFailed'],
+    },
+  });
+
+/** The hourly retention sweep: long, retried a few times. */
+export const retention = proxyActivities<Activities>({
+  startToCloseTimeout: '30m',
+  retry: { initialInterval: '10s', maximumInterval: '5m', maximumAttempts: 5 },
+});
+
+/** The runner's activity (Python, runner/runner.py), called by name on its group's task queue. */
+interface RunnerActivities {
+  executeJobInstance(req: RunnerRequest): Promise<RunnerResponse>;
+}
+
+/**
+ * An execution on a group's runners. A paused group needs a driver start (tens of seconds) before a runner
+ * polls, so there is no schedule-to-start limit unless `waitMs` is given: past it, with no runner taking it,
+ * the execution ends with the reason (answered 409 by the API).
+ */
+export const runner = (groupId: string, waitMs: number | undefined) =>
+  proxyActivities<RunnerActivities>({
+    taskQueue: groupTaskQueue(groupId),
+    startToCloseTimeout: '1h',
+    ...(waitMs !== undefined ? { scheduleToStartTimeout: waitMs } : {}),
+    retry: { initialInterval: '1s', maximumInterval: '10s', maximumAttempts: 3 },
+  });

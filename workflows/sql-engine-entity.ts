@@ -7,10 +7,8 @@ import {
   condition,
   isCancellation,
   log,
-  proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
 import { unreachableError } from '../domain/broken-clusters';
 import type { DriverSpec, DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
@@ -22,22 +20,10 @@ import {
   type SqlEngineRecord,
   type SqlEngineWorkflowInput,
 } from '../domain/sql-engine';
-import { cleanup, drivers, projection, quickRemoval, watch } from './activity-options';
+import { cleanup, drivers, engineStart, projection, quickRemoval, watch } from './activity-options';
 import { launchUntilDeadline } from './launch';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
-
-/** Waiting for an engine to answer: its own timeout (input.startTimeoutMs) bounds the activity. */
-const engineStart = (timeoutMs: number) =>
-  proxyActivities<Activities>({
-    startToCloseTimeout: timeoutMs + 60_000,
-    heartbeatTimeout: '30s',
-    retry: {
-      initialInterval: '1s',
-      maximumInterval: '10s',
-      nonRetryableErrorTypes: ['ClusterNotFound', 'EngineFailed'],
-    },
-  });
 
 /** An engine that dies this often within CRASH_WINDOW_MS is FAILED instead of restarted again. */
 const CRASH_LIMIT = 3;
