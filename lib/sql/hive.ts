@@ -2,6 +2,8 @@
 // SqlConnection. Statements run asynchronously; the server holds a status call until the statement ends
 // (long polling), results come in batches of raw typed columns, converted by hive-values.ts (hive-driver's own
 // result handler rounds DECIMAL and BIGINT, so only its connection and generated Thrift code are used).
+// Over 300 lines on purpose: one connection's session, operations and fetch-ahead share its state; the wire
+// link (hive-link.ts) and value conversion (hive-values.ts) already live apart.
 import { thrift } from 'hive-driver';
 import type { EngineEndpoint } from '../../domain/sql-engine';
 import type { SqlColumn, SqlOperationInfo, SqlStatementState } from '../../domain/sql';
