@@ -1,10 +1,11 @@
 // The drivers of a group's instances, as the group workflow sees them: launches, watches and removals
 // run in the background and report what they learn as events, which the workflow's loop alone handles.
-import { CancellationScope, isCancellation, log } from '@temporalio/workflow';
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { DriverSpec, DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import { instanceDriverId } from '../domain/group';
 import { drivers, watch } from './activity-options';
+import { removeInBackground } from './driver-removal';
 import { launchUntilDeadline } from './launch';
 
 export interface DriverEvent {
@@ -98,18 +99,23 @@ export class InstanceDrivers {
     for (const jobId of [...this.watchers.keys()]) this.unwatch(jobId);
   }
 
-  /** Stops and deletes a driver in the background; a failure is logged, the instance is gone anyway. */
+  /**
+   * Stops and deletes a driver in the background; a failure is logged, the instance is gone anyway. No quick
+   * try first: the group never waits on one. Retried at most 30 s apart (`drivers`), since the group waits for
+   * its removals before it ends or continues as new; in the group's own scope, so cancelling the group cancels them.
+   */
   remove(jobId: string): void {
     this.unwatch(jobId);
     this.launchedAt.delete(jobId);
     this.removals += 1;
-    void drivers
-      .removeDriver(this.clusterName, instanceDriverId(jobId))
-      .catch((err: unknown) => log.warn('driver removal failed', { jobId, error: failureMessage(err) }))
-      .finally(() => {
+    void removeInBackground(this.clusterName, instanceDriverId(jobId), {
+      via: drivers,
+      shielded: false,
+      ended: () => {
         this.removals -= 1;
         this.changed();
-      });
+      },
+    });
   }
 
   /** Whether removals are still running (the workflow must not end or continue as new before they end). */

@@ -8,14 +8,13 @@
 //
 // Over 300 lines on purpose: one class whose fields every step reads and writes; split across files, a
 // reader would have to hold the same state in mind across them. Launch attempts (launch.ts), the state
-// moves (domain/job.ts) and driver cleanup (driver-cleanup.ts) already live apart.
+// moves (domain/job.ts), driver removal (driver-removal.ts) and driver cleanup (driver-cleanup.ts) already live apart.
 import {
   allHandlersFinished,
   CancellationScope,
   condition,
   continueAsNew,
   isCancellation,
-  log,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -36,8 +35,9 @@ import {
 } from '../domain/job-transitions';
 import { isTerminal, JobState } from '../domain/states';
 import type { Job } from '../domain/types';
-import { cleanup, projection, quickRemoval, watch } from './activity-options';
+import { projection, watch } from './activity-options';
 import { driverCleanupWorkflow, driverCleanupWorkflowId } from './driver-cleanup';
+import { removeDriver, removeInBackground } from './driver-removal';
 import { isLaunchDeadline, launchUntilDeadline } from './launch';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
@@ -300,26 +300,26 @@ export class JobRun {
   }
 
   /** Removes a driver; if its cluster does not answer, notes it on the job and goes on removing in the background. */
-  private async removeDriver(driverId: string): Promise<void> {
-    try {
-      await quickRemoval.removeDriver(this.job.clusterName, driverId);
-    } catch (e) {
-      if (isCancellation(e)) throw e;
-      this.removeInBackground(driverId, failureMessage(e));
-      await this.projectCleanup();
-    }
+  private removeDriver(driverId: string): Promise<void> {
+    return removeDriver(this.job.clusterName, driverId, {
+      noted: (cause) => {
+        this.leftovers.set(driverId, cause);
+        return this.projectCleanup();
+      },
+      ended: () => this.leftoverGone(driverId),
+    });
   }
 
   /** While the job lives, a failed try's driver is removed beside it; what is left when it ends is handed over. */
   private removeInBackground(driverId: string, cause: string): void {
     this.leftovers.set(driverId, cause);
-    void CancellationScope.nonCancellable(async () => {
-      await cleanup
-        .removeDriver(this.job.clusterName, driverId)
-        .catch((e: unknown) => log.warn('driver removal given up', { driverId, error: failureMessage(e) }));
-      if (!this.leftovers.delete(driverId) || isTerminal(this.job.state)) return;
-      await this.projectCleanup();
-    });
+    void removeInBackground(this.job.clusterName, driverId, { ended: () => this.leftoverGone(driverId) });
+  }
+
+  /** A background removal ended: the job's `cleanup` note loses the driver while the job lives. */
+  private async leftoverGone(driverId: string): Promise<void> {
+    if (!this.leftovers.delete(driverId) || isTerminal(this.job.state)) return;
+    await this.projectCleanup();
   }
 
   private async projectCleanup(): Promise<void> {

@@ -1,14 +1,7 @@
 // The state of one SQL engine workflow and what its messages do to it (the diagram is in sql-engine.ts).
 // Over 300 lines on purpose: one state machine whose transitions read together with the diagram; the
 // workflow function, messages and diagram are in sql-engine.ts, the engine's probes in activities.
-import {
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  isCancellation,
-  log,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { unreachableError } from '../domain/broken-clusters';
 import type { DriverSpec, DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
@@ -20,7 +13,8 @@ import {
   type SqlEngineRecord,
   type SqlEngineWorkflowInput,
 } from '../domain/sql-engine';
-import { cleanup, drivers, engineStart, projection, quickRemoval, watch } from './activity-options';
+import { drivers, engineStart, projection, watch } from './activity-options';
+import { removeDriver } from './driver-removal';
 import { launchUntilDeadline } from './launch';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
@@ -173,23 +167,12 @@ export class SqlEngineEntity {
       await this.write({ state: SqlEngineState.RUNNING, endpoint, startTime: Date.now(), error: undefined });
       return;
     }
-    await CancellationScope.nonCancellable(() => this.removeDriver(driverId));
+    // One its cluster will not let go of yet is removed in the background; the engine goes on.
+    await CancellationScope.nonCancellable(() => removeDriver(this.input.clusterName, driverId));
     if (interrupted) return;
     // The workflow itself was cancelled: its handler stops the engine.
     if (isCancellation(failure)) throw failure;
     await this.write({ state: SqlEngineState.FAILED, error: failureMessage(failure) });
-  }
-
-  /** Removes a driver; one its cluster will not let go of yet is removed in the background, the engine goes on. */
-  private async removeDriver(driverId: string): Promise<void> {
-    const { clusterName } = this.input;
-    try {
-      await quickRemoval.removeDriver(clusterName, driverId);
-    } catch (e) {
-      if (isCancellation(e)) throw e;
-      log.warn('driver removal goes on in the background', { driverId, error: failureMessage(e) });
-      void CancellationScope.nonCancellable(() => cleanup.removeDriver(clusterName, driverId)).catch(() => undefined);
-    }
   }
 
   /**
