@@ -1,18 +1,15 @@
-// Chooses the adapter of a cluster by its `type`: one local adapter for every local cluster, one k8s
-// adapter per k8s cluster document (its secrets unsealed), rebuilt when the document changes.
+// Chooses the adapter of a cluster by its `type`, through the type's definition (cluster-types.ts): each
+// type's `adapter` builds one for the stored document (its secrets unsealed), rebuilt when the document changes.
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureType, type ClusterAdapter } from '../../domain/driver';
-import { ClusterType } from '../../domain/states';
 import { unsealClusterSecrets } from '../../lib/cluster-secrets';
 import type { Config } from '../../lib/config';
 import { Collections, type Store } from '../../lib/mongo';
-import { createK8sAdapter } from './k8s/adapter';
-import type { DriverPlacements, K8sCluster } from './k8s/options';
-import { createLocalAdapter } from './local/adapter';
+import { clusterTypeOf, type StoredCluster } from './cluster-types';
+import type { DriverPlacements } from './k8s/options';
 import { mongoPlacements } from './placements';
-import { timedAdapter } from './timed';
 
-type ClusterDoc = Record<string, unknown> & { name: string; type: string };
+type ClusterDoc = StoredCluster;
 
 export interface LookupOptions {
   /**
@@ -35,13 +32,6 @@ export type AdapterLookup = (clusterName: string, opts?: LookupOptions) => Promi
 export const adapterStamp = (doc: ClusterDoc): string => JSON.stringify(doc);
 
 export function createAdapterRegistry(config: Config, store: Store): AdapterLookup {
-  // One local adapter per thread count (a local cluster's `threads`, else LOCAL_SPARK_THREADS).
-  const locals = new Map<number, ClusterAdapter>();
-  const localFor = (threads: number) => {
-    if (!locals.has(threads))
-      locals.set(threads, timedAdapter(createLocalAdapter({ ...config, LOCAL_SPARK_THREADS: threads }), 'local'));
-    return locals.get(threads)!;
-  };
   // By cluster name, whatever the type, with when the document was last compared.
   const byName = new Map<string, { stamp: string; adapter: ClusterAdapter; checkedAt: number }>();
   // Per cluster id, kept across the adapters of its document's versions.
@@ -63,14 +53,9 @@ export function createAdapterRegistry(config: Config, store: Store): AdapterLook
       cached.checkedAt = Date.now();
       return cached.adapter;
     }
-    let adapter: ClusterAdapter;
-    if (doc.type === ClusterType.LOCAL) {
-      adapter = localFor(typeof doc.threads === 'number' ? doc.threads : config.LOCAL_SPARK_THREADS);
-    } else {
-      const cluster = unsealClusterSecrets(config.SECRET_KEY, doc) as unknown as K8sCluster;
-      const id = String(doc.id ?? doc._id ?? clusterName);
-      adapter = timedAdapter(createK8sAdapter({ cluster, config, placements: placementsOf(id) }), 'k8s');
-    }
+    const cluster = unsealClusterSecrets(config.SECRET_KEY, doc);
+    const id = String(doc.id ?? doc._id ?? clusterName);
+    const adapter = clusterTypeOf(doc.type).adapter({ cluster, config, placements: placementsOf(id) });
     byName.set(clusterName, { stamp, adapter, checkedAt: Date.now() });
     return adapter;
   };

@@ -4,8 +4,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { connect } from '../../activities/adapters/k8s/client';
-import type { K8sCluster } from '../../activities/adapters/k8s/options';
-import { ClusterType } from '../../domain/states';
+import { CLUSTER_TYPE_DEFS, clusterTypeOf, type StoredCluster } from '../../activities/adapters/cluster-types';
+import { CLUSTER_TYPES } from '../../domain/states';
 import { unsealClusterSecrets } from '../../lib/cluster-secrets';
 import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../deps';
@@ -26,7 +26,10 @@ export const NamespaceCreate = z
   .strict();
 export type NamespaceCreate = z.infer<typeof NamespaceCreate>;
 
-type ClusterDoc = Record<string, unknown> & { name: string; type: string };
+type ClusterDoc = StoredCluster;
+
+/** The types whose clusters have namespaces (their capabilities say). */
+const withNamespaces = CLUSTER_TYPES.filter((t) => CLUSTER_TYPE_DEFS[t].capabilities.namespaces);
 
 /** How long the API server may take to answer. */
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -36,11 +39,16 @@ async function targetCluster(deps: Pick<ApiDeps, 'store'>, clusterName: string |
   const clusters = deps.store.col<ClusterDoc>(Collections.clusters);
   if (clusterName !== undefined) {
     const c = await findOr404(clusters, { name: clusterName }, `clusterName: cluster '${clusterName}' does not exist`);
-    if (c.type !== ClusterType.K8S)
-      throw conflict(`cluster '${clusterName}' is of type ${c.type}; only k8s clusters have namespaces`);
+    if (!clusterTypeOf(c.type).capabilities.namespaces)
+      throw conflict(
+        `cluster '${clusterName}' is of type ${c.type}; only ${withNamespaces.join(' and ')} clusters have namespaces`,
+      );
     return c;
   }
-  const k8s = await clusters.find({ type: ClusterType.K8S }).limit(2).toArray();
+  const k8s = await clusters
+    .find({ type: { $in: withNamespaces } })
+    .limit(2)
+    .toArray();
   if (k8s.length === 0) throw conflict('there is no k8s cluster to create a namespace on; only k8s clusters have them');
   if (k8s.length > 1) throw conflict('clusterName: there are several k8s clusters; name the one to create it on');
   return k8s[0];
@@ -49,7 +57,7 @@ async function targetCluster(deps: Pick<ApiDeps, 'store'>, clusterName: string |
 /** Creates the namespace; one that exists already, a refusal or an unreachable API server answers 409. */
 export async function createNamespace(deps: Pick<ApiDeps, 'store' | 'config'>, body: NamespaceCreate): Promise<void> {
   const doc = await targetCluster(deps, body.clusterName);
-  const cluster = unsealClusterSecrets(deps.config.SECRET_KEY, doc) as unknown as K8sCluster;
+  const cluster = unsealClusterSecrets(deps.config.SECRET_KEY, doc);
   const conn = connect(cluster, cluster.namespace ?? deps.config.K8S_NAMESPACE, REQUEST_TIMEOUT_MS);
   try {
     await conn.client().createNamespace({

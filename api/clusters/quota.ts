@@ -1,18 +1,10 @@
 // Limits of a cluster: the cluster a request names must exist (404), what the request asks for must fit
 // the cluster's resourceQuota (402), and its jobConfig may not grant access the cluster does not allow (409).
-import { jvmMemoryBytes } from '../../domain/delimited';
-import { ClusterType } from '../../domain/states';
-import type { MemorySettings, SparkSpec } from '../../domain/types';
+import { clusterTypeOf, type StoredCluster } from '../../activities/adapters/cluster-types';
+import type { SparkSpec } from '../../domain/types';
 import { Collections, type Store } from '../../lib/mongo';
 import { findOr404, overLimit } from '../errors';
 import { checkAccessSettings } from './access';
-
-interface ClusterDoc {
-  name: string;
-  type: string;
-  resourceQuota?: Record<string, string>;
-  allowedAccessSettings?: string[];
-}
 
 /**
  * The cluster a form names must exist (404), the request must fit its resourceQuota (402), and the jobConfig
@@ -22,16 +14,17 @@ export async function checkCluster(
   store: Store,
   spec: Pick<SparkSpec, 'clusterName' | 'memorySettings'> & Partial<Pick<SparkSpec, 'jobConfig'>>,
   instances = 1,
-): Promise<ClusterDoc> {
+): Promise<StoredCluster> {
   const cluster = await findOr404(
-    store.col<ClusterDoc>(Collections.clusters),
+    store.col<StoredCluster>(Collections.clusters),
     { name: spec.clusterName },
     `clusterName: cluster '${spec.clusterName}' does not exist`,
   );
   if (spec.jobConfig) checkAccessSettings(cluster, spec.jobConfig);
   const quota = cluster.resourceQuota;
   if (quota) {
-    const need = resourcesOf(spec.memorySettings, cluster.type, instances);
+    const def = clusterTypeOf(cluster.type);
+    const need = def.quotaNeed(spec.memorySettings, instances);
     const cpu = quota.limitsCpu ?? quota.requestsCpu;
     const mem = quota.limitsMemory ?? quota.requestsMemory;
     if (cpu !== undefined && need.cpu > cpuOf(cpu)) {
@@ -44,30 +37,13 @@ export async function checkCluster(
         `the request needs ${Math.ceil(need.memory / 2 ** 20)}Mi of memory, above the ${mem} of cluster '${cluster.name}' resourceQuota`,
       );
     }
-    if (quota.limitsPod !== undefined && cluster.type === ClusterType.K8S && need.pods > Number(quota.limitsPod)) {
+    if (quota.limitsPod !== undefined && def.countsPods && need.pods > Number(quota.limitsPod)) {
       throw overLimit(
         `the request needs ${need.pods} pods, above the ${quota.limitsPod} pods of cluster '${cluster.name}' resourceQuota`,
       );
     }
   }
   return cluster;
-}
-
-/** CPUs, bytes and pods a driver (and its executors on k8s) asks for; Spark's defaults where unset. */
-export function resourcesOf(m: MemorySettings, clusterType: string, instances: number) {
-  const executors =
-    clusterType === ClusterType.K8S
-      ? m.dynamicAllocation
-        ? (m.maxExecutors ?? m.initialExecutors ?? 1)
-        : (m.executors ?? 2)
-      : 0;
-  const driverMem = jvmMemoryBytes(m.driverMemory ?? '1g');
-  const execMem = jvmMemoryBytes(m.executorMemory ?? '1g');
-  return {
-    cpu: instances * ((m.driverCores ?? 1) + executors * (m.executorCores ?? 1)),
-    memory: instances * (driverMem + executors * execMem),
-    pods: instances * (1 + executors),
-  };
 }
 
 function cpuOf(q: string): number {

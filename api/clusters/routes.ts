@@ -1,6 +1,8 @@
 // Cluster endpoints (4.21–4.24): parse, call the service, answer.
 import { z } from 'zod';
+import { clusterTypeInfo } from '../../activities/adapters/cluster-types';
 import { Cluster } from '../../domain/resources';
+import { CLUSTER_TYPES, SQL_ENGINES } from '../../domain/states';
 import type { ApiDeps } from '../deps';
 import { IdResponse, PageOf } from '../resources';
 import { LIST_QUERY, route } from '../routing';
@@ -40,6 +42,28 @@ export const clusterRoutes = (deps: ApiDeps) => [
     summary: 'Names of all clusters',
     response: z.object({ names: z.array(z.string()) }),
     handler: () => clusterNames(deps),
+  }),
+  // Before /cluster/:clusterId too. What each type can do, so clients (the console) need not know the types.
+  route({
+    method: 'get',
+    path: '/cluster/types',
+    role: 'viewer',
+    tag: 'clusters',
+    summary: 'Cluster types, the settings of each and what each can do',
+    response: z.object({
+      types: z.array(
+        z.object({
+          type: z.enum(CLUSTER_TYPES),
+          sparkDeployMode: z.enum(['client', 'cluster']),
+          settings: z.array(z.string()),
+          namespaces: z.boolean(),
+          sqlEngines: z.array(z.enum(SQL_ENGINES)),
+          connect: z.boolean(),
+          driversOnWorkerHost: z.boolean(),
+        }),
+      ),
+    }),
+    handler: async () => ({ types: clusterTypeInfo() }),
   }),
   route({
     method: 'post',

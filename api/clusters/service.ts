@@ -3,6 +3,7 @@
 // collection's unique index.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { clusterTypeOf, type StoredCluster } from '../../activities/adapters/cluster-types';
 import { parseMemorySettings } from '../../domain/memory';
 import type { Cluster, MemorySettings } from '../../domain/resources';
 import { ClusterType, TERMINAL_JOB_STATES } from '../../domain/states';
@@ -10,21 +11,23 @@ import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../deps';
 import { conflict, findOr404 } from '../errors';
 import { findPage, parseListQuery, searchFilter, type Page, type Query } from '../list';
-import type { AccessSetting } from '../../domain/access-settings';
-import { checkAccessField, checkUrl, type ClusterCreate, type ClusterUpdate } from './schemas';
+import { checkClusterType, type ClusterCreate, type ClusterUpdate } from './schemas';
 import { checkClusterDefaults } from './access';
 import { checkClientKey, checkCredentialsResent } from './credentials';
 import { maskSecret, sealClusterSecrets as sealSecrets, unsealClusterSecrets } from '../../lib/cluster-secrets';
 import { stopClusterEngines } from '../sql/engines/stop';
 
-export type ClusterDoc = Record<string, unknown> & { _id: string; id: string; name: string; type: string; url: string };
+/** The stored cluster (activities/adapters/cluster-types.ts): the one shape of the `clusters` collection. */
+export type ClusterDoc = StoredCluster;
 
 const clustersOf = ({ store }: Pick<ApiDeps, 'store'>) => store.col<ClusterDoc>(Collections.clusters);
 
-/** The stored document → the Cluster resource, secrets masked. */
+/** The stored document → the Cluster resource, secrets masked; the type's own fields from its definition. */
 export function toCluster(d: ClusterDoc, localThreads: number): Cluster {
+  const def = clusterTypeOf(d.type);
+  const config = { LOCAL_SPARK_THREADS: localThreads };
   const storages = Object.fromEntries(
-    Object.entries((d.storages ?? {}) as Record<string, Record<string, unknown>>).map(([k, s]) => [
+    Object.entries(d.storages ?? {}).map(([k, s]) => [
       k,
       { ...s, accessKey: maskSecret(s.accessKey), secretKey: maskSecret(s.secretKey) },
     ]),
@@ -32,35 +35,20 @@ export function toCluster(d: ClusterDoc, localThreads: number): Cluster {
   const c = {
     id: d.id,
     name: d.name,
-    description: (d.description as string) ?? '',
-    sparkMaster:
-      d.type === ClusterType.LOCAL ? `local[${(d.threads as number | undefined) ?? localThreads}]` : `k8s://${d.url}`,
-    sparkDeployMode: d.type === ClusterType.LOCAL ? 'client' : 'cluster',
-    sparkStorage: (d.sparkStorage as string) ?? 's3',
-    metastoreName: d.metastoreName as string | undefined,
+    description: d.description ?? '',
+    sparkMaster: def.sparkMaster(d, config),
+    sparkDeployMode: def.sparkDeployMode,
+    sparkStorage: d.sparkStorage ?? 's3',
+    metastoreName: d.metastoreName,
     storages,
-    memorySettings: (d.memorySettings as MemorySettings) ?? { dynamicAllocation: false },
-    defaultApplicationConfig: (d.defaultApplicationConfig as string) ?? '',
-    type: d.type as ClusterType,
-    threads: d.type === ClusterType.LOCAL ? ((d.threads as number | undefined) ?? localThreads) : undefined,
+    memorySettings: d.memorySettings ?? ({ dynamicAllocation: false } as MemorySettings),
+    defaultApplicationConfig: d.defaultApplicationConfig ?? '',
+    type: d.type,
     url: d.url,
-    caCert: d.caCert as string | undefined,
-    clientCert: d.clientCert as string | undefined,
-    clientKey: maskSecret(d.clientKey),
-    clientKeyAlgorithm: d.clientKeyAlgorithm as string | undefined,
-    clientKeyPassphrase: maskSecret(d.clientKeyPassphrase),
-    username: d.username as string | undefined,
-    password: maskSecret(d.password),
-    token: maskSecret(d.token),
-    temporalAddress: d.temporalAddress as string | undefined,
-    // '' is a cleared field: the service's default.
-    namespace: (d.namespace as string | undefined) || undefined,
-    sparkImage: (d.sparkImage as string | undefined) || undefined,
-    allowedAccessSettings:
-      d.type === ClusterType.LOCAL ? undefined : ((d.allowedAccessSettings as AccessSetting[] | undefined) ?? []),
-    resourceQuota: d.resourceQuota as Record<string, string> | undefined,
-    limitRange: d.limitRange as Record<string, Record<string, string>> | undefined,
-    createdTime: d.createdTime as number,
+    ...def.toView(d, config),
+    resourceQuota: d.resourceQuota,
+    limitRange: d.limitRange,
+    createdTime: d.createdTime,
   };
   // Drops the undefined fields, as the stored documents do.
   return JSON.parse(JSON.stringify(c)) as Cluster;
@@ -107,12 +95,14 @@ export async function clusterNames(deps: ApiDeps): Promise<{ names: string[] }> 
 }
 
 export async function createCluster(deps: ApiDeps, body: ClusterCreate): Promise<{ clusterId: string }> {
-  checkClusterDefaults({ ...body, type: body.type ?? ClusterType.K8S });
+  const type = body.type ?? ClusterType.K8S;
+  checkClusterDefaults({ ...body, type } as ClusterDoc);
   checkClientKey(body);
   const id = randomUUID().replace(/-/g, '');
+  const stored = toStored(body) as Partial<ClusterDoc>;
   const doc = {
-    ...sealSecrets(deps.config.SECRET_KEY, toStored(body)),
-    url: body.type === ClusterType.LOCAL ? (body.url ?? 'local') : body.url,
+    ...sealSecrets(deps.config.SECRET_KEY, stored),
+    ...clusterTypeOf(type).defaults(stored),
     sparkStorage: body.sparkStorage ?? 's3',
     _id: id,
     id,
@@ -127,23 +117,12 @@ export async function updateCluster(deps: ApiDeps, id: string, body: ClusterUpda
   const stored = await getClusterDoc(deps, id);
   checkCredentialsResent(stored, body);
   const merged = { ...stored, ...sealSecrets(deps.config.SECRET_KEY, toStored(body), stored) } as ClusterDoc;
-  const check = z
-    .object({
-      type: z.string(),
-      url: z.string().optional(),
-      threads: z.number().optional(),
-      allowedAccessSettings: z.array(z.string()).optional(),
-      namespace: z.string().optional(),
-      sparkImage: z.string().optional(),
-    })
-    .superRefine(checkUrl)
-    .superRefine(checkAccessField)
-    .safeParse(merged);
+  const check = z.looseObject({ type: z.string() }).superRefine(checkClusterType).safeParse(merged);
   if (!check.success) throw check.error;
   checkClusterDefaults(merged);
   if (body.clientKey !== undefined || body.clientKeyPassphrase !== undefined)
     checkClientKey(unsealClusterSecrets(deps.config.SECRET_KEY, merged));
-  if (merged.type === ClusterType.LOCAL && !merged.url) merged.url = 'local';
+  Object.assign(merged, clusterTypeOf(merged.type).defaults(merged));
   await nameChecked(body.name, () =>
     clustersOf(deps).replaceOne({ _id: stored._id }, JSON.parse(JSON.stringify(merged))),
   );

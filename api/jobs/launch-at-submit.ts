@@ -16,10 +16,11 @@
 // LAUNCH_AT_SUBMIT chooses the clusters: `all`, `k8s` (an API on other hosts than the workers must not start
 // a local cluster's drivers on its own host), `off`.
 import type { Document } from 'mongodb';
+import { clusterTypeOf } from '../../activities/adapters/cluster-types';
 import type { AdapterLookup } from '../../activities/adapters/registry';
 import type { ClusterAdapter } from '../../domain/driver';
 import { singleJobDriverSpec, type JobWorkflowInput } from '../../domain/job';
-import { ClusterType, isTerminal, type JobState } from '../../domain/states';
+import { isTerminal, type JobState } from '../../domain/states';
 import type { Config } from '../../lib/config';
 import { logger } from '../../lib/log';
 import { Collections, type Store } from '../../lib/mongo';
@@ -45,7 +46,8 @@ export function launchOutlived(job: { state: JobState; attempt: number } | null,
 export function createLaunchAtSubmit(config: Config, store: Store, adapterFor: AdapterLookup): LaunchAtSubmit {
   const underWay = new Set<Promise<void>>();
   const wanted = (clusterType: string) =>
-    config.LAUNCH_AT_SUBMIT === 'all' || (config.LAUNCH_AT_SUBMIT === 'k8s' && clusterType === ClusterType.K8S);
+    config.LAUNCH_AT_SUBMIT === 'all' ||
+    (config.LAUNCH_AT_SUBMIT === 'k8s' && !clusterTypeOf(clusterType).capabilities.driversOnWorkerHost);
 
   async function launchAndCheck(jobId: string, input: JobWorkflowInput, recorded: Promise<boolean>): Promise<void> {
     const spec = singleJobDriverSpec(jobId, 1, input);

@@ -18,6 +18,7 @@ import { Collections } from '../../../lib/mongo';
 import type { sqlEngineWorkflow } from '../../../workflows/sql-engine';
 import { ensureEngineUpdate } from '../../../workflows/sql-engine';
 import { checkClusterDefaults } from '../../clusters/access';
+import { clusterTypeOf } from '../../../activities/adapters/cluster-types';
 import { getClusterDoc, type ClusterDoc } from '../../clusters/service';
 import type { ApiDeps } from '../../deps';
 import { conflict, notFound } from '../../errors';
@@ -61,6 +62,9 @@ export async function ensureEngine(
   type: SqlEngine,
   opts: { force: boolean; wait: boolean },
 ): Promise<SqlEngineRecord> {
+  // What the cluster's type can launch (its capabilities, activities/adapters/<type>/cluster-type.ts).
+  if (!clusterTypeOf(cluster.type).capabilities.sqlEngines.includes(type))
+    throw conflict(`cluster '${cluster.name}' is of type ${cluster.type}, which cannot run ${type} engines`);
   // An engine runs with the cluster's defaults: one stored before the access rule may hold a refused setting.
   checkClusterDefaults(cluster);
   for (let attempt = 0; ; attempt++) {

@@ -1,0 +1,93 @@
+// The seam of a cluster type: everything the service knows about one `type` of cluster lives in the type's
+// folder (activities/adapters/<type>/cluster-type.ts) as one ClusterTypeDef: the settings a client may send
+// for it, their rules, what the response derives from them (sparkMaster, deploy mode), the adapter its
+// drivers are launched with, what a request counts against its resourceQuota, and what it can do
+// (capabilities, which the API and the console read). cluster-types.ts lists one per ClusterType, so a new
+// type is a new folder plus one line there, and the compiler names whatever the new type leaves out.
+import type { z } from 'zod';
+import type { ClusterAdapter } from '../../domain/driver';
+import type { MemorySettings, Storage } from '../../domain/resources';
+import type { ClusterType, SqlEngine } from '../../domain/states';
+import type { Config } from '../../lib/config';
+import type { DriverPlacements } from './k8s/options';
+
+/** The fields every cluster has, whatever its type, as stored in the `clusters` collection (secrets sealed). */
+export type StoredClusterBase = {
+  _id: string;
+  id: string;
+  name: string;
+  type: ClusterType;
+  /** Where the cluster is reached: the Kubernetes API server, the YARN ResourceManager's web address; `local`. */
+  url: string;
+  description?: string;
+  storages?: Record<string, Storage>;
+  sparkStorage?: string;
+  metastoreName?: string;
+  memorySettings?: MemorySettings;
+  defaultApplicationConfig?: string;
+  resourceQuota?: Record<string, string>;
+  limitRange?: Record<string, Record<string, string>>;
+  createdTime: number;
+};
+
+/** What a cluster type can do: the API refuses what it cannot (409), the console hides it. */
+export interface ClusterCapabilities {
+  /** Its drivers go to namespaces (POST /cluster/namespace). */
+  namespaces: boolean;
+  /** SQL engine types it can launch. */
+  sqlEngines: readonly SqlEngine[];
+  /** Spark Connect servers. */
+  connect: boolean;
+  /** Its drivers run on the worker's host: only a worker may launch them (LAUNCH_AT_SUBMIT=k8s skips them). */
+  driversOnWorkerHost: boolean;
+}
+
+/** What a request asks of a cluster, for its resourceQuota. */
+export interface QuotaNeed {
+  cpu: number;
+  /** Bytes. */
+  memory: number;
+  /** Pods (k8s) or containers (YARN): the driver and its executors. */
+  pods: number;
+}
+
+export interface AdapterContext<S extends z.ZodRawShape = z.ZodRawShape> {
+  /** The stored cluster, secrets decrypted. */
+  cluster: StoredOf<S>;
+  config: Config;
+  /** Where its drivers were launched, kept per cluster id across the adapters of its document's versions. */
+  placements: DriverPlacements;
+}
+
+export interface ClusterTypeDef<S extends z.ZodRawShape = z.ZodRawShape> {
+  /** Fields of the create and update bodies only clusters of this type have (another type's answer 400). */
+  settings: S;
+  /** Rules of a whole cluster of this type (create, and an update merged with the stored one): issues are 400s. */
+  check(c: Partial<StoredOf<S>>, ctx: z.RefinementCtx): void;
+  /** Stored fields filled in when absent (a local cluster's url). */
+  defaults(c: Partial<StoredOf<S>>): Partial<StoredOf<S>>;
+  /** The Spark master URL and deploy mode its drivers run with, as the Cluster resource shows them. */
+  sparkMaster(c: StoredOf<S>, config: Pick<Config, 'LOCAL_SPARK_THREADS'>): string;
+  sparkDeployMode: 'client' | 'cluster';
+  /** The type's own fields of the Cluster resource (domain/resources.ts), secrets masked. */
+  toView(c: StoredOf<S>, config: Pick<Config, 'LOCAL_SPARK_THREADS'>): Record<string, unknown>;
+  /**
+   * Spark settings of a request (`field`: jobConfig, defaultApplicationConfig, ...) this cluster refuses:
+   * a message for a 409, or undefined.
+   */
+  refusedConf(c: StoredOf<S>, conf: Record<string, string>, field: string): string | undefined;
+  /** What `instances` drivers with these settings take of the cluster's resourceQuota. */
+  quotaNeed(m: MemorySettings, instances: number): QuotaNeed;
+  /** Whether the quota's limitsPod applies (pods on k8s, containers on YARN). */
+  countsPods: boolean;
+  capabilities: ClusterCapabilities;
+  /** The adapter of one cluster (a new one when the stored document changes). */
+  adapter(ctx: AdapterContext<S>): ClusterAdapter;
+}
+
+/** A stored cluster of a type whose settings are `S` (cluster-types.ts's StoredCluster: of any type). */
+export type StoredOf<S extends z.ZodRawShape> = StoredClusterBase & Partial<z.infer<z.ZodObject<S>>>;
+
+/** Requested executors of a driver with these settings: Spark's defaults where unset. */
+export const executorsOf = (m: MemorySettings): number =>
+  m.dynamicAllocation ? (m.maxExecutors ?? m.initialExecutors ?? 1) : (m.executors ?? 2);

@@ -1,0 +1,53 @@
+// The `local` cluster type: drivers are spark-submit processes on the worker's host (adapter.ts).
+import { z } from 'zod';
+import { jvmMemoryBytes } from '../../../domain/delimited';
+import { SqlEngine } from '../../../domain/states';
+import type { ClusterTypeDef } from '../cluster-type';
+import { timedAdapter } from '../timed';
+import { createLocalAdapter } from './adapter';
+import type { ClusterAdapter } from '../../../domain/driver';
+import type { Config } from '../../../lib/config';
+
+export const localSettings = {
+  /** N of `local[N]` for its drivers (Ilum's localCluster); default LOCAL_SPARK_THREADS. */
+  threads: z.number().int().min(1).max(1024).optional(),
+};
+
+const threadsOf = (c: { threads?: number }, config: Pick<Config, 'LOCAL_SPARK_THREADS'>) =>
+  c.threads ?? config.LOCAL_SPARK_THREADS;
+
+const jvm = (v: string | undefined) => jvmMemoryBytes(v ?? '1g');
+
+// One adapter per worker configuration and thread count, shared by every local cluster of that count.
+const adapters = new WeakMap<Config, Map<number, ClusterAdapter>>();
+
+export const localType: ClusterTypeDef<typeof localSettings> = {
+  settings: localSettings,
+  check: () => {},
+  defaults: (c) => ({ url: c.url || 'local' }),
+  sparkMaster: (c, config) => `local[${threadsOf(c, config)}]`,
+  sparkDeployMode: 'client',
+  toView: (c, config) => ({ threads: threadsOf(c, config) }),
+  // Drivers are host processes: no Spark setting reaches beyond them.
+  refusedConf: () => undefined,
+  quotaNeed: (m, instances) => ({
+    cpu: instances * (m.driverCores ?? 1),
+    memory: instances * jvm(m.driverMemory),
+    pods: instances,
+  }),
+  countsPods: false,
+  capabilities: {
+    namespaces: false,
+    sqlEngines: [SqlEngine.SPARK_SQL, SqlEngine.TRINO],
+    connect: false,
+    driversOnWorkerHost: true,
+  },
+  adapter: ({ cluster, config }) => {
+    const threads = threadsOf(cluster, config);
+    if (!adapters.has(config)) adapters.set(config, new Map());
+    const byThreads = adapters.get(config)!;
+    if (!byThreads.has(threads))
+      byThreads.set(threads, timedAdapter(createLocalAdapter({ ...config, LOCAL_SPARK_THREADS: threads }), 'local'));
+    return byThreads.get(threads)!;
+  },
+};
