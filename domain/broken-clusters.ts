@@ -1,6 +1,7 @@
 // Rules for clusters that cannot be reached and drivers that cannot start, shared by every workflow and
-// every adapter: how an unreachable cluster is worded on a job, how long a launch may take, how a
-// group backs off from drivers that keep failing, and the reason an execution found no ready instance.
+// every adapter: how an unreachable cluster is worded on a job, how long a launch may take, when a group's
+// or an SQL engine's driver that keeps failing is started again, and the reason an execution found no
+// ready instance.
 // Pure and deterministic: workflows, activities and the API import it.
 
 /** Defaults of the settings in lib/config.ts, for workflows started before the settings existed. */
@@ -23,37 +24,58 @@ export const pastDeadline = (since: number, deadlineMs: number, now: number): bo
 /** Delay between launch attempts against a cluster that does not answer: 1 s doubling, at most 30 s. */
 export const relaunchDelayMs = (failures: number): number => Math.min(30_000, 1000 * 2 ** Math.max(0, failures - 1));
 
-// ---- crash loops of groups -------------------------------------------------------------------------
+// ---- crash loops: group drivers and SQL engines ----------------------------------------------------
 
+/**
+ * When a driver that keeps failing is started again, and when not any more. Groups count consecutive failures
+ * before READY and back off between replacements; SQL engines count deaths within a window and restart at once.
+ */
 export interface CrashLoopSettings {
-  /** Consecutive failures before READY after which the group stops replacing drivers. */
+  /** Failures (consecutive, or within `windowMs`) after which the driver is not started again. */
   limit: number;
-  /** First delay before a replacement; doubles with each further failure. */
+  /** First delay before the next start; doubles with each further failure (0: at once). */
   backoffMs: number;
   maxBackoffMs: number;
+  /** Only failures this recent count; none: every failure since the last reset counts. */
+  windowMs?: number;
 }
 
-/** A group's drivers failing before READY, one after another (reset when one becomes READY or a user acts). */
+/** An SQL engine that dies three times within 5 minutes is FAILED instead of restarted again. */
+export const SQL_ENGINE_CRASH_LOOP = {
+  limit: 3,
+  backoffMs: 0,
+  maxBackoffMs: 0,
+  windowMs: 5 * 60_000,
+} satisfies CrashLoopSettings;
+
+/** Drivers failing one after another (reset when one becomes READY, or a user acts). */
 export interface CrashLoop {
   failures: number;
   lastError?: string;
   /** Epoch ms of the last failure. */
   lastFailure?: number;
+  /** With a window: when each failure that still counts happened (epoch ms, oldest first). */
+  times?: number[];
 }
 
 export const noCrashLoop = (): CrashLoop => ({ failures: 0 });
 
-/** The loop after a driver failed before it was READY. */
-export const afterStartFailure = (c: CrashLoop, error: string, now: number): CrashLoop => ({
-  failures: c.failures + 1,
-  lastError: error,
-  lastFailure: now,
-});
+/** The loop of a window's failures at these times (an SQL engine's run carries them over as `deaths`). */
+export const crashLoopAt = (times: readonly number[]): CrashLoop =>
+  times.length ? { failures: times.length, lastFailure: times[times.length - 1], times: [...times] } : noCrashLoop();
 
-/** The group gave up replacing drivers. */
+/** The loop after a driver failed (a group's: before it was READY). */
+export function afterFailure(c: CrashLoop, error: string, now: number, s?: CrashLoopSettings): CrashLoop {
+  if (s?.windowMs === undefined) return { failures: c.failures + 1, lastError: error, lastFailure: now };
+  const windowMs = s.windowMs;
+  const times = [...(c.times ?? []).filter((t) => now - t < windowMs), now];
+  return { failures: times.length, lastError: error, lastFailure: now, times };
+}
+
+/** The driver is not started again. */
 export const crashLooping = (c: CrashLoop, s: CrashLoopSettings): boolean => c.failures >= s.limit;
 
-/** When the next replacement may start (epoch ms): at once without failures, else after an exponential delay. */
+/** When the next start may be (epoch ms): at once without failures, else after an exponential delay. */
 export function nextStartAt(c: CrashLoop, s: CrashLoopSettings): number {
   if (c.failures === 0 || c.lastFailure === undefined) return 0;
   return c.lastFailure + Math.min(s.maxBackoffMs, s.backoffMs * 2 ** (c.failures - 1));

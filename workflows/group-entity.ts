@@ -8,7 +8,7 @@
 // (domain/group-settings.ts).
 import { condition, log } from '@temporalio/workflow';
 import {
-  afterStartFailure,
+  afterFailure,
   crashLoopError,
   crashLooping,
   DEFAULT_CRASH_LOOP,
@@ -324,7 +324,7 @@ export class GroupEntity {
   // ---- crash loops --------------------------------------------------------------------------------
   /** A driver failed before READY: the next replacement waits longer, and after the limit none follows. */
   private startFailed(error: string): void {
-    this.crash = afterStartFailure(this.crash, error, Date.now());
+    this.crash = afterFailure(this.crash, error, Date.now(), this.crashSettings());
     if (crashLooping(this.crash, this.crashSettings())) {
       log.warn('group stops replacing failing drivers', { groupId: this.group.id, failures: this.crash.failures });
       this.group = { ...this.group, error: crashLoopError(this.crash) };

@@ -2,7 +2,15 @@
 // Over 300 lines on purpose: one state machine whose transitions read together with the diagram; the
 // workflow function, messages and diagram are in sql-engine.ts, the engine's probes in activities.
 import { ApplicationFailure, CancellationScope, condition, isCancellation, workflowInfo } from '@temporalio/workflow';
-import { unreachableError } from '../domain/broken-clusters';
+import {
+  afterFailure,
+  crashLoopAt,
+  crashLooping,
+  noCrashLoop,
+  SQL_ENGINE_CRASH_LOOP,
+  unreachableError,
+  type CrashLoop,
+} from '../domain/broken-clusters';
 import type { DriverSpec, DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import {
@@ -19,10 +27,6 @@ import { launchUntilDeadline } from './launch';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
 
-/** An engine that dies this often within CRASH_WINDOW_MS is FAILED instead of restarted again. */
-const CRASH_LIMIT = 3;
-const CRASH_WINDOW_MS = 5 * 60_000;
-
 export type Step = 'again' | 'stopped' | 'continue-as-new';
 
 export class SqlEngineEntity {
@@ -30,7 +34,8 @@ export class SqlEngineEntity {
   private readonly versions: WriteVersions;
   private lastUsed: number;
   private usedBump = 0;
-  private deaths: number[];
+  /** The engine's recent deaths (SQL_ENGINE_CRASH_LOOP: too many within the window and it is FAILED). */
+  private crash: CrashLoop;
   /** Set by ensure on a FAILED engine, or by force on a STARTING one: launch a new generation. */
   private relaunch = false;
   private stopReason: string | undefined;
@@ -41,7 +46,7 @@ export class SqlEngineEntity {
     const r = input.resume;
     this.versions = new WriteVersions(r?.version ?? 0);
     this.lastUsed = r?.lastUsed ?? Date.now();
-    this.deaths = r?.deaths ?? [];
+    this.crash = crashLoopAt(r?.deaths ?? []);
     this.record = r?.record ?? {
       id: sqlEngineId(input.clusterId, input.type),
       clusterId: input.clusterId,
@@ -116,7 +121,12 @@ export class SqlEngineEntity {
   }
 
   continueInput(): SqlEngineWorkflowInput {
-    const resume = { record: this.record, version: this.versions.last, lastUsed: this.lastUsed, deaths: this.deaths };
+    const resume = {
+      record: this.record,
+      version: this.versions.last,
+      lastUsed: this.lastUsed,
+      deaths: this.crash.times ?? [],
+    };
     return { ...this.input, resume };
   }
 
@@ -232,11 +242,10 @@ export class SqlEngineEntity {
   private async died(st: DriverStatus): Promise<void> {
     const { clusterName } = this.input;
     await drivers.removeDriver(clusterName, this.record.driverId as string);
-    const now = Date.now();
-    this.deaths = [...this.deaths.filter((t) => now - t < CRASH_WINDOW_MS), now];
     const what = `the engine's driver ended (${st.phase}${st.message ? `: ${st.message}` : ''})`;
-    if (this.deaths.length >= CRASH_LIMIT) {
-      const within = `${this.deaths.length} times within ${CRASH_WINDOW_MS / 60_000} minutes`;
+    this.crash = afterFailure(this.crash, what, Date.now(), SQL_ENGINE_CRASH_LOOP);
+    if (crashLooping(this.crash, SQL_ENGINE_CRASH_LOOP)) {
+      const within = `${this.crash.failures} times within ${SQL_ENGINE_CRASH_LOOP.windowMs / 60_000} minutes`;
       const error = `${what}; it died ${within}, so it is not restarted again`;
       await this.write({ state: SqlEngineState.FAILED, endpoint: undefined, error });
     } else {
@@ -247,7 +256,7 @@ export class SqlEngineEntity {
   private async waitWhileFailed(): Promise<Step> {
     const next = await this.waitIdle(() => false);
     if (this.relaunch && this.stopReason === undefined) {
-      this.deaths = [];
+      this.crash = noCrashLoop();
       await this.write({ state: SqlEngineState.STARTING });
     }
     return next;

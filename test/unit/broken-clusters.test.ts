@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  afterStartFailure,
+  afterFailure,
+  crashLoopAt,
   crashLoopError,
   crashLooping,
   launchDeadlineError,
@@ -9,6 +10,7 @@ import {
   noReadyInstanceError,
   pastDeadline,
   relaunchDelayMs,
+  SQL_ENGINE_CRASH_LOOP,
   unreachableError,
   whyNoReadyInstance,
 } from '../../domain/broken-clusters';
@@ -57,18 +59,34 @@ describe('crash loops', () => {
   it('backs off exponentially up to the cap, and gives up at the limit', () => {
     let c = noCrashLoop();
     expect(nextStartAt(c, settings)).toBe(0);
-    c = afterStartFailure(c, 'pip: no such package numpyy', T0);
+    c = afterFailure(c, 'pip: no such package numpyy', T0);
     expect(nextStartAt(c, settings) - T0).toBe(1000);
-    c = afterStartFailure(c, 'pip: no such package numpyy', T0);
+    c = afterFailure(c, 'pip: no such package numpyy', T0);
     expect(nextStartAt(c, settings) - T0).toBe(2000);
     expect(crashLooping(c, settings)).toBe(false);
-    c = afterStartFailure(c, 'pip: no such package numpyy', T0);
+    c = afterFailure(c, 'pip: no such package numpyy', T0);
     expect(crashLooping(c, settings)).toBe(true);
     expect(nextStartAt({ ...c, failures: 10 }, settings) - T0).toBe(5000);
     expect(crashLoopError(c)).toBe(
       'stopped replacing drivers after 3 consecutive failures before READY; last: pip: no such package numpyy. ' +
         'Rescale, update or restart the group to try again',
     );
+  });
+});
+
+describe('crash loops within a window (SQL engines)', () => {
+  it('count only recent failures, start again at once, and carry over as times', () => {
+    const s = SQL_ENGINE_CRASH_LOOP;
+    let c = afterFailure(noCrashLoop(), 'died', T0, s);
+    c = afterFailure(c, 'died', T0 + 60_000, s);
+    expect(crashLooping(c, s)).toBe(false);
+    expect(nextStartAt(c, s)).toBe(T0 + 60_000);
+    // The first failure is past the 5 minute window by now: two count, not three.
+    c = afterFailure(c, 'died', T0 + 300_000, s);
+    expect(c).toMatchObject({ failures: 2, times: [T0 + 60_000, T0 + 300_000] });
+    c = afterFailure(crashLoopAt(c.times!), 'died', T0 + 301_000, s);
+    expect(crashLooping(c, s)).toBe(true);
+    expect(crashLoopAt([])).toEqual(noCrashLoop());
   });
 });
 
