@@ -1,6 +1,6 @@
 // Activities that drive Spark drivers through the adapter of the job's cluster.
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { launchDeadlineError, pastDeadline } from '../domain/broken-clusters';
+import { launchDeadlineError, pastDeadline } from '../domain/broken-clusters/unreachable';
 import {
   DriverPhase,
   FailureType,

@@ -2,7 +2,7 @@
 // workflow owns); a write whose version is not newer than the stored one is dropped, so a late or
 // replayed write never moves a state backwards.
 import type { Collection, Document } from 'mongodb';
-import { whyNoReadyInstance, type InstanceView } from '../domain/broken-clusters';
+import { whyNoReadyInstance, type InstanceView } from '../domain/broken-clusters/no-ready-instance';
 import { parseTags } from '../domain/delimited';
 import { endReplacesFilter } from '../domain/job-transitions';
 import { isTerminal } from '../domain/states';

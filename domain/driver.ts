@@ -90,7 +90,7 @@ export const isFinalPhase = (p: DriverPhase): boolean => p === 'SUCCEEDED' || p 
 export const FailureType = {
   CLUSTER_NOT_FOUND: 'ClusterNotFound',
   INVALID_SPEC: 'InvalidSpec',
-  /** A launch that did not succeed within LAUNCH_DEADLINE_MS (domain/broken-clusters.ts). */
+  /** A launch that did not succeed within LAUNCH_DEADLINE_MS (domain/broken-clusters/unreachable.ts). */
   LAUNCH_DEADLINE: 'LaunchDeadline',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];

@@ -1,5 +1,5 @@
 // Groups of interactive drivers: what the group workflow carries, and the messages it takes.
-import type { CrashLoop, CrashLoopSettings } from './broken-clusters';
+import type { CrashLoop, CrashLoopSettings } from './broken-clusters/crash-loops';
 import type { Group, JobInstanceResult, SparkSpec } from './types';
 
 /** Settings an update (4.4) may change; absent fields stay as they are. */

@@ -1,6 +1,6 @@
 // How a single job's record moves between states (the diagram in workflows/job.ts). Pure functions that
 // return a new record; the job workflow decides when to call them and writes what they return.
-import { unreachableError } from './broken-clusters';
+import { unreachableError } from './broken-clusters/unreachable';
 import type { DriverStatus } from './driver';
 import { isTerminal, JobState, TERMINAL_JOB_STATES } from './states';
 import type { Job } from './types';

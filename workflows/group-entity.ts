@@ -4,7 +4,7 @@
 //
 // Over 300 lines on purpose: the handlers and the loop share this one state and its invariant above, which
 // is checked by reading them together. The rules they apply are pure functions elsewhere: reconcile and
-// drain (domain/group-instances.ts), crash-loop backoff (domain/broken-clusters.ts), settings patches
+// drain (domain/group-instances.ts), crash-loop backoff (domain/broken-clusters/crash-loops.ts), settings patches
 // (domain/group-settings.ts).
 import { condition, log } from '@temporalio/workflow';
 import {
@@ -15,7 +15,7 @@ import {
   nextStartAt,
   noCrashLoop,
   type CrashLoop,
-} from '../domain/broken-clusters';
+} from '../domain/broken-clusters/crash-loops';
 import type { DriverStatus } from '../domain/driver';
 import {
   instanceDriverId,

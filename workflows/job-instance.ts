@@ -2,7 +2,7 @@
 // runs on the group's task queue, where the group's runners poll; whichever driver is free takes it.
 // A driver that dies mid-execution makes the activity time out or fail, and it is retried on another.
 import { ActivityFailure, getExternalWorkflowHandle, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
-import { noReadyInstanceError } from '../domain/broken-clusters';
+import { noReadyInstanceError } from '../domain/broken-clusters/no-ready-instance';
 import {
   runnerRequest,
   startedRecord,

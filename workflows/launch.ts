@@ -3,7 +3,7 @@
 // follows after a growing delay, and past LAUNCH_DEADLINE_MS (checked by the launch activity) the
 // launch fails for good with the last cause. A spec that cannot run fails at once, as before.
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, sleep } from '@temporalio/workflow';
-import { relaunchDelayMs } from '../domain/broken-clusters';
+import { relaunchDelayMs } from '../domain/broken-clusters/unreachable';
 import { FailureType, type DriverSpec, type DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import type { Job } from '../domain/types';

@@ -8,9 +8,9 @@ import {
   crashLooping,
   noCrashLoop,
   SQL_ENGINE_CRASH_LOOP,
-  unreachableError,
   type CrashLoop,
-} from '../domain/broken-clusters';
+} from '../domain/broken-clusters/crash-loops';
+import { unreachableError } from '../domain/broken-clusters/unreachable';
 import type { DriverSpec, DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import {

@@ -3,7 +3,7 @@
 // otherwise, and for every asynchronous one, it is a short workflow `jobinstance/<id>` that waits for a
 // free driver of the group, runs the job class or code there and records the result.
 import { randomUUID } from 'node:crypto';
-import { NO_READY_INSTANCE } from '../../domain/broken-clusters';
+import { NO_READY_INSTANCE } from '../../domain/broken-clusters/no-ready-instance';
 import { runnerRequest, startedRecord, type JobInstanceInput, type JobInstanceRecord } from '../../domain/group';
 import { groupWorkflowId, jobInstanceWorkflowId } from '../../domain/ids';
 import type { JobInstanceResult } from '../../domain/resources';

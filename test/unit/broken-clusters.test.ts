@@ -4,16 +4,17 @@ import {
   crashLoopAt,
   crashLoopError,
   crashLooping,
-  launchDeadlineError,
   nextStartAt,
   noCrashLoop,
-  noReadyInstanceError,
+  SQL_ENGINE_CRASH_LOOP,
+} from '../../domain/broken-clusters/crash-loops';
+import { noReadyInstanceError, whyNoReadyInstance } from '../../domain/broken-clusters/no-ready-instance';
+import {
+  launchDeadlineError,
   pastDeadline,
   relaunchDelayMs,
-  SQL_ENGINE_CRASH_LOOP,
   unreachableError,
-  whyNoReadyInstance,
-} from '../../domain/broken-clusters';
+} from '../../domain/broken-clusters/unreachable';
 import { cleanupNote, withReachability } from '../../domain/job-transitions';
 import { job } from './domain-fixtures';
 
