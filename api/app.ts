@@ -23,6 +23,7 @@ import { jobRoutes } from './jobs/routes';
 import { METRICS_PATH, METRICS_ROLE, metricsEndpoint } from './metrics';
 import { API_PREFIX, EXACT_PATHS, mount, openApiDocument, route, type RouteDef } from './routing';
 import { scheduleRoutes } from './schedules/routes';
+import { sparkUiPageRoutes, sparkUiRoutes } from './spark-ui/routes';
 import { hostOriginGuard } from './security/host-origin';
 import { sqlRoutes } from './sql/routes';
 import { requestSpans } from './tracing';
@@ -42,6 +43,7 @@ export function allRoutes(deps: ApiDeps): RouteDef[] {
     ...streamRoutes(deps.feeds),
     ...clusterRoutes(deps),
     ...jobRoutes(deps),
+    ...sparkUiRoutes(deps),
     ...groupRoutes(deps),
     ...scheduleRoutes(deps),
     ...sqlRoutes(deps),
@@ -104,7 +106,8 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   // Case-sensitive and strict: `/API/V1/auth/keys`, `/api/v1/auth/keys/`, `//api/v1/...` or `%61uth` match no route.
   const router = new Router({ prefix: API_PREFIX, ...EXACT_PATHS, methods: [...http.METHODS] });
   const doc = withSecurity(openApiDocument(routes), routes);
-  mount(router, [...routes, openApiRoute(doc)], { guard, uploadDir });
+  // The Spark UIs' pages below their documented paths take slashes, which OpenAPI paths cannot say.
+  mount(router, [...routes, ...sparkUiPageRoutes(deps), openApiRoute(doc)], { guard, uploadDir });
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return app;

@@ -20,4 +20,6 @@ export interface ApiDeps {
   auth?: Authenticator;
   /** Launches single jobs' first drivers right after their workflows start (none when not given). */
   launches?: LaunchAtSubmit;
+  /** Base URL of the REST API once it listens (http://host:port/api/v1): the Livy API's absolute links. */
+  apiUrl?: string;
 }

@@ -5,9 +5,13 @@ import { z } from 'zod';
 import type { Job, JobInstanceResult } from '../domain/resources';
 import type { SqlHistoryEntry } from '../domain/sql';
 import { resourceOf } from './list';
+import { jobLinks } from './spark-ui/links';
 
 /** The read-model document → the Job resource (internal fields dropped). */
-export const toJob = (d: Document): Job => resourceOf<Job>(d);
+export const toJob = (d: Document): Job => {
+  const job = resourceOf<Job>(d);
+  return { ...job, ...jobLinks(job) };
+};
 
 /** Results carry their group's name, cluster and tags for the stream filters; the resource does not. */
 export const toResult = (d: Document): JobInstanceResult => resourceOf<JobInstanceResult>(d, ['clusterName']);

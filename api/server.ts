@@ -61,6 +61,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
   server.listen(opts.port ?? config.API_PORT, host);
   await Promise.race([once(server, 'listening'), once(server, 'error').then(([e]) => Promise.reject(e))]);
   const url = `http://${urlHost(host)}:${(server.address() as AddressInfo).port}${API_PREFIX}`;
+  deps.apiUrl = url;
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -46,6 +46,10 @@ export const Job = z.object({
   maxRetries: z.number().int(),
   attempt: z.number().int(),
   memorySettings: MemorySettings,
+  /** Its live Spark UI through the API, while its driver runs (api/spark-ui/). */
+  uiUrl: z.string().optional(),
+  /** Its run in the Spark History Server through the API, once it has ended with an application id. */
+  historyUrl: z.string().optional(),
 });
 export type Job = z.infer<typeof Job>;
 
@@ -175,6 +179,12 @@ export const Cluster = z.object({
   sparkImage: z.string().optional(),
   /** k8s: kinds of access-granting Spark settings its drivers may use (domain/access-settings.ts). */
   allowedAccessSettings: z.array(z.enum(ACCESS_SETTINGS)).optional(),
+  /** yarn: host:port of the ResourceManager's client address, when set (else the url's host, port 8032). */
+  resourceManagerAddress: z.string().optional(),
+  /** yarn: Hadoop properties of the cluster's client (core-site, yarn-site). */
+  hadoopConf: z.record(z.string(), z.string()).optional(),
+  /** yarn: the queue of its drivers. */
+  queue: z.string().optional(),
   resourceQuota: z.record(z.string(), z.string()).optional(),
   limitRange: z.record(z.string(), z.record(z.string(), z.string())).optional(),
   createdTime: z.number().int(),

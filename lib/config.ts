@@ -101,6 +101,13 @@ const schema = z.object({
     .int()
     .min(1000)
     .default(10 * 60_000),
+  /**
+   * The Spark History Server (loopback only) the API's history proxy calls: finished runs' UIs. The dev stack
+   * starts it on this URL's port (scripts/history-server.ts).
+   */
+  SPARK_HISTORY_URL: z.url().default('http://127.0.0.1:18080'),
+  /** The History Server's log folder: links to local drivers' event logs. Default: $STACK_DIR/spark-history. */
+  SPARK_HISTORY_DIR: z.string().optional(),
   /** Threads of a local-mode driver: spark-submit --master local[N]. */
   LOCAL_SPARK_THREADS: z.coerce.number().int().min(1).default(2),
   /** Python with pyspark, temporalio and ilum-job-api (the runner's interpreter). */
@@ -198,6 +205,7 @@ export type Config = z.infer<typeof schema> & {
   DRIVER_DIR: string;
   TRINO_HOME: string;
   SQL_DATA_DIR: string;
+  SPARK_HISTORY_DIR: string;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -229,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     DRIVER_DIR: c.DRIVER_DIR ?? path.join(c.STACK_DIR, 'drivers'),
     TRINO_HOME: c.TRINO_HOME ?? defaultTrinoHome(env),
     SQL_DATA_DIR: c.SQL_DATA_DIR ?? path.join(c.STACK_DIR, 'data', 'sql'),
+    SPARK_HISTORY_DIR: c.SPARK_HISTORY_DIR ?? path.join(c.STACK_DIR, 'spark-history'),
   };
 }
 

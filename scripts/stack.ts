@@ -9,7 +9,8 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../lib/config';
+import { loadConfig, ROOT } from '../lib/config';
+import { historyServerCommand } from './history-server';
 import { killDrivers, serverCommands, serviceCommand, startLogged, waitForPort, type Command } from './services';
 import { supervise, type Supervised } from './supervise';
 
@@ -47,6 +48,8 @@ async function up() {
     headless: env.STACK_HEADLESS === '1',
   });
   const commands = { worker: serviceCommand('worker', runner), api: serviceCommand('api', runner) };
+  // Spark's History Server over the drivers' event logs, on loopback (SPARK_HISTORY_URL's port).
+  const history = historyServerCommand({ config: loadConfig({ ...env, STACK_DIR: stackDir }), runDir });
   mkdirSync(pidDir, { recursive: true });
   writeFileSync(pidFile, String(process.pid));
   const mongoUrl = `mongodb://127.0.0.1:${ports.mongo}/?directConnection=true`;
@@ -87,6 +90,17 @@ async function up() {
     keep('temporal', servers.temporal, (c) => server(c, 'temporal')),
     keep('mongo', servers.mongo, (c) => server(c, 'mongo')),
   ];
+  const historyServer = keep('spark-history', history, (c) => {
+    const out = createWriteStream(path.join(logDir, 'spark-history.log'), { flags: 'a' });
+    const p = spawn(c.cmd, c.args, {
+      env: { ...env, ...history.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    p.stdout?.pipe(out);
+    p.stderr?.pipe(out);
+    return p;
+  });
   let stopping = false;
   const stop = async (code = 0) => {
     if (stopping) return;
@@ -94,7 +108,7 @@ async function up() {
     say('stopping the stack ...');
     // API and worker first, then the drivers (a crash never stops them; stopping the stack does), then the servers.
     const [temporal, mongo, ...services] = procs;
-    await Promise.all(services.map((p) => p.stop()));
+    await Promise.all([...services, historyServer].map((p) => p.stop()));
     const drivers = await killDrivers(env.DRIVER_DIR ?? path.join(stackDir, 'drivers'));
     if (drivers) say(`stopped ${drivers} Spark drivers`);
     await Promise.all([temporal, mongo].map((p) => p.stop()));
@@ -121,6 +135,7 @@ async function up() {
   API        http://localhost:${ports.api}/api/v1   (OpenAPI: /api/v1/openapi.json, health: /api/v1/health)
   Streams    SSE /api/v1/job/updates, /api/v1/group/job/result/updates; Socket.IO /jobs, /group-job-results
   Temporal   127.0.0.1:${ports.temporal}             UI: http://localhost:${ports.temporalUi}
+  Spark UIs  /api/v1/job/<jobId>/ui (running), /api/v1/job/<jobId>/history (History Server, loopback)
   MongoDB    ${mongoUrl}
   Logs       ${logDir}
   A crashed process is restarted (1 s doubling to 30 s); stop with Ctrl-C or: npm run stop`);

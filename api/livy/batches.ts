@@ -7,6 +7,7 @@ import type { ApiDeps } from '../deps';
 import { ApiError, badRequest } from '../errors';
 import { JobSubmitForm } from '../jobs/schemas';
 import { cancelJob, getJob, submitJob } from '../jobs/service';
+import { apiBaseUrl, livyAppInfo } from '../spark-ui/links';
 import { stageFiles } from './files';
 import { batchKey, findBatch, insertRecord, listRecords, markRecord, nextId, type BatchRecord } from './ids';
 import { argsField, sparkFormOf, type BatchCreate } from './schemas';
@@ -23,7 +24,7 @@ async function batchView(deps: ApiDeps, b: BatchRecord) {
     proxyUser: b.proxyUser,
     state: job ? batchState(job.state) : 'dead',
     appId: job?.appId ?? null,
-    appInfo: { driverLogUrl: null, sparkUiUrl: null },
+    appInfo: livyAppInfo(apiBaseUrl(deps), job),
     log: [] as string[],
   };
 }

@@ -16,6 +16,7 @@ import { getGroupDoc } from '../groups/reads';
 import { archiveGroup, createGroup } from '../groups/service';
 import { jobLogs } from '../jobs/service';
 import { toJob, toResult } from '../resources';
+import { apiBaseUrl, livyAppInfo } from '../spark-ui/links';
 import { stageFiles } from './files';
 import {
   findSession,
@@ -69,7 +70,7 @@ async function sessionView(deps: ApiDeps, s: SessionRecord) {
         )
       : 'dead',
     kind: s.kind,
-    appInfo: { driverLogUrl: null, sparkUiUrl: null },
+    appInfo: livyAppInfo(apiBaseUrl(deps), instances[0]),
     log: [] as string[],
   };
 }

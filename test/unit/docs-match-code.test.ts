@@ -228,7 +228,16 @@ describe('README.md', () => {
 
   it('gives each setting the default lib/config.ts gives it', () => {
     // Defaults loadConfig derives from other settings or the machine (README writes them as formulas).
-    const derived = ['SECRET_KEY', 'PYTHON', 'SPARK_HOME', 'ARTIFACT_DIR', 'DRIVER_DIR', 'TRINO_HOME', 'SQL_DATA_DIR'];
+    const derived = [
+      'SECRET_KEY',
+      'PYTHON',
+      'SPARK_HOME',
+      'ARTIFACT_DIR',
+      'DRIVER_DIR',
+      'TRINO_HOME',
+      'SQL_DATA_DIR',
+      'SPARK_HISTORY_DIR',
+    ];
     const config = loadConfig({ SECRET_KEY: 'a'.repeat(64) }) as unknown as Record<string, unknown>;
     const rows = tableRows(section(README, 'Configuration'));
     const wrong = SETTINGS.filter((k) => !derived.includes(k)).flatMap((k) => {

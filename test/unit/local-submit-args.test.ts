@@ -140,12 +140,25 @@ describe('Spark properties', () => {
     expect(conf).toEqual({
       'spark.eventLog.enabled': 'true',
       'spark.eventLog.dir': `file://${path.join(tmp, 'drivers', 'job-abc-1', 'eventlog')}`,
+      'spark.eventLog.rolling.enabled': 'true',
       'spark.executor.instances': '2',
       'spark.driver.memory': '3g',
       'spark.dynamicAllocation.enabled': 'false',
       'spark.driver.host': '127.0.0.1',
       'spark.driver.bindAddress': '127.0.0.1',
     });
+  });
+});
+
+describe('the Spark UI', () => {
+  it('listens on the port launch chose, whatever jobConfig says, with no kill buttons', () => {
+    const conf = localSparkConf(
+      spec({}, { jobConfig: { 'spark.ui.port': '4040', 'spark.ui.killEnabled': 'true' } }),
+      config,
+      45123,
+    );
+    expect(conf).toMatchObject({ 'spark.ui.port': '45123', 'spark.ui.killEnabled': 'false' });
+    expect(localSparkConf(spec(), config)['spark.ui.port']).toBeUndefined();
   });
 });
 
@@ -171,6 +184,8 @@ describe('sparkSubmitArgs', () => {
       'spark.eventLog.enabled=true',
       '--conf',
       `spark.eventLog.dir=${eventLog}`,
+      '--conf',
+      'spark.eventLog.rolling.enabled=true',
       '--conf',
       'spark.driver.memory=2g',
       '--conf',

@@ -27,7 +27,8 @@ import { driverStatus } from './driver-status';
 import { readLineRange } from './logs';
 import { killDriver, spawnDriver, waitUntil } from './process';
 import { pythonFor } from './python-env';
-import { sqlEnginePlan } from './sql-engine';
+import { freePort, sqlEnginePlan } from './sql-engine';
+import { uiFile } from './spark-ui';
 import { LOOPBACK_ENV, sparkSubmitArgs, usesPython, type LaunchPlan } from './submit-args';
 
 /** TRINO_HOME may be left out: TRINO engines then fail to launch as not installed. */
@@ -35,7 +36,7 @@ export type LocalAdapterConfig = Pick<
   Config,
   'SPARK_HOME' | 'PYTHON' | 'DRIVER_DIR' | 'STACK_DIR' | 'LOCAL_SPARK_THREADS'
 > &
-  Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR' | 'SECRET_KEY'>>;
+  Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR' | 'SECRET_KEY' | 'SPARK_HISTORY_DIR'>>;
 
 export interface LocalAdapterOptions {
   /** The interactive runner's main file. Default: <repo>/runner/runner.py. */
@@ -54,7 +55,7 @@ export function createLocalAdapter(config: LocalAdapterConfig, opts: LocalAdapte
   return {
     launch: (spec) => launch(l, spec),
     // async: an invalid driverId rejects, as from the other methods, instead of throwing.
-    status: async (driverId) => driverStatus(driverDir(config, driverId)),
+    status: async (driverId) => driverStatus(driverDir(config, driverId), config.SPARK_HISTORY_DIR),
     logs: (driverId, range) => logs(l, driverId, range),
     remove: (driverId) => remove(l, driverId),
   };
@@ -68,7 +69,9 @@ function driverDir(config: LocalAdapterConfig, driverId: string): string {
 
 /** A Spark driver's plan: spark-submit of its main resource, with the Python its requirements need. */
 async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan> {
-  const argv = sparkSubmitArgs(spec, l.config, l.runnerPath);
+  // The UI's port is chosen here and recorded in the folder: the API's proxy finds it there (spark-ui.ts).
+  const uiPort = await freePort();
+  const argv = sparkSubmitArgs(spec, l.config, l.runnerPath, uiPort);
   const python = usesPython(spec) ? await pythonFor(l.config, spec.spark.pyRequirements) : l.config.PYTHON;
   const env: Record<string, string> = {
     SPARK_HOME: l.config.SPARK_HOME,
@@ -78,7 +81,7 @@ async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan>
   // A runner opens its direct execute channel on loopback when it has a secret to check callers with.
   if (spec.role === 'runner' && l.config.SECRET_KEY)
     env.RUNNER_DIRECT_SECRET = directSecret(l.config.SECRET_KEY, spec.driverId);
-  return { argv, env, dirs: [DRIVER_FILES.eventLog], files: {} };
+  return { argv, env, dirs: [DRIVER_FILES.eventLog], files: { [DRIVER_FILES.ui]: uiFile(uiPort) } };
 }
 
 async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> {

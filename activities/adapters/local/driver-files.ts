@@ -16,6 +16,8 @@ export const DRIVER_FILES = {
   appId: 'appid',
   /** SQL engines: JSON {host, port} of where it listens, written before it starts. */
   endpoint: 'endpoint',
+  /** JSON {host, port} of the driver's Spark UI, chosen and written before it starts (see ui.ts). */
+  ui: 'ui',
 } as const;
 
 /** How far into driver.log the application id is looked for (Spark logs it while starting). */

@@ -5,6 +5,7 @@ import { DriverPhase, type DriverStatus } from '../../../domain/driver';
 import { DRIVER_FILES, findAppId, readEndpoint, readIntFile, statOrUndefined } from './driver-files';
 import { failureSummary } from './logs';
 import { groupAlive } from './process';
+import { linkHistory } from './spark-ui';
 
 /** A folder without a pid file older than this is a launch that died between mkdir and spawn. */
 const LAUNCH_STALE_MS = 30_000;
@@ -24,7 +25,7 @@ const LAUNCH_STALE_MS = 30_000;
  * signal of having started that works for every application, and the caller needs none. An SQL
  * engine's endpoint is reported while PENDING or RUNNING; whether it answers yet is for the caller to probe.
  */
-export async function driverStatus(dir: string): Promise<DriverStatus> {
+export async function driverStatus(dir: string, historyDir?: string): Promise<DriverStatus> {
   const dirStat = await statOrUndefined(dir);
   if (!dirStat) return { phase: DriverPhase.MISSING };
   const [pid, removed] = await Promise.all([
@@ -33,6 +34,8 @@ export async function driverStatus(dir: string): Promise<DriverStatus> {
   ]);
   let exit = await readIntFile(path.join(dir, DRIVER_FILES.exit));
   const appId = await findAppId(dir);
+  // The History Server sees the run from its first events on; a failure to link costs only its history.
+  if (appId && historyDir) await linkHistory(dir, appId, historyDir).catch(() => undefined);
   const base: DriverStatus = {
     phase: DriverPhase.PENDING,
     ...(appId && { appId }),

@@ -12,6 +12,7 @@ import type { EngineEndpoint } from '../../../domain/sql-engine';
 import type { Config } from '../../../lib/config';
 import { THRIFT_SERVER_CLASS, trinoEtcFiles, trinoHeapMiB } from '../sql-engine-config';
 import { DRIVER_FILES } from './driver-files';
+import { uiFile } from './spark-ui';
 import { localSparkConf, sparkSubmitOptions, type LaunchPlan, type SubmitConfig } from './submit-args';
 
 export type EngineConfig = SubmitConfig & Pick<Config, 'PYTHON'> & Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR'>>;
@@ -49,31 +50,40 @@ export async function freePort(host = ENGINE_HOST): Promise<number> {
  * exists) for a spec without an engine, a stateKey that is no folder name, or a TRINO engine on a host
  * without Trino.
  */
-export function sqlEngineLaunch(spec: DriverSpec, config: EngineConfig, port: number): LaunchPlan {
+export function sqlEngineLaunch(spec: DriverSpec, config: EngineConfig, port: number, uiPort?: number): LaunchPlan {
   const engine = spec.engine;
   if (!engine) throw new InvalidSpecError(`driver ${spec.driverId} has role sql-engine but no engine`);
   if (!STATE_KEY.test(engine.stateKey))
     throw new InvalidSpecError(`invalid engine stateKey ${JSON.stringify(engine.stateKey)}`);
   const plan =
-    engine.type === 'TRINO' ? trinoLaunch(spec, config, port) : sparkSqlLaunch(spec, config, engine.stateKey, port);
+    engine.type === 'TRINO'
+      ? trinoLaunch(spec, config, port)
+      : sparkSqlLaunch(spec, config, engine.stateKey, port, uiPort);
   const endpoint: EngineEndpoint = { host: ENGINE_HOST, port };
   return { ...plan, files: { ...plan.files, [DRIVER_FILES.endpoint]: `${JSON.stringify(endpoint)}\n` } };
 }
 
 /** sqlEngineLaunch on a free port. */
 export const sqlEnginePlan = async (spec: DriverSpec, config: EngineConfig): Promise<LaunchPlan> =>
-  sqlEngineLaunch(spec, config, await freePort());
+  sqlEngineLaunch(spec, config, await freePort(), spec.engine?.type === 'TRINO' ? undefined : await freePort());
 
-function sparkSqlLaunch(spec: DriverSpec, config: EngineConfig, stateKey: string, port: number): LaunchPlan {
+function sparkSqlLaunch(
+  spec: DriverSpec,
+  config: EngineConfig,
+  stateKey: string,
+  port: number,
+  uiPort?: number,
+): LaunchPlan {
   const state = sqlStateDir(config, stateKey);
   const dir = path.resolve(config.DRIVER_DIR, spec.driverId);
   for (const p of [...spec.spark.artifacts.jars, ...spec.spark.artifacts.files]) {
     if (!path.isAbsolute(p)) throw new InvalidSpecError(`artifact path ${p} is not absolute`);
   }
   const conf = {
-    // No UI: engines share the host with every other driver, and its port would move from run to run.
-    'spark.ui.enabled': 'false',
-    ...localSparkConf(spec, config),
+    // A UI only on a port chosen at launch and recorded in the folder (spark-ui.ts): engines share the host
+    // with every other driver, and Spark's own choice (4040 and up) would move from run to run.
+    'spark.ui.enabled': uiPort === undefined ? 'false' : 'true',
+    ...localSparkConf(spec, config, uiPort),
     // The stateKey's warehouse, whatever the settings say: it is what the metastore's tables point into.
     'spark.sql.warehouse.dir': path.join(state, 'warehouse'),
   };
@@ -95,7 +105,7 @@ function sparkSqlLaunch(spec: DriverSpec, config: EngineConfig, stateKey: string
     argv,
     env: { SPARK_HOME: config.SPARK_HOME },
     dirs: [DRIVER_FILES.eventLog, OPERATION_LOG_DIR, path.join(state, 'warehouse')],
-    files: {},
+    files: uiPort === undefined ? {} : { [DRIVER_FILES.ui]: uiFile(uiPort) },
   };
 }
 

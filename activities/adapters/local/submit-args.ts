@@ -60,17 +60,29 @@ export function localMainResource(spec: DriverSpec, runnerPath: string, stackDir
   return r;
 }
 
-/** The driver's Spark properties: its event log (which names the application id), memory settings, jobConfig. */
-export function localSparkConf(spec: DriverSpec, config: Pick<SubmitConfig, 'DRIVER_DIR'>): Record<string, string> {
+/**
+ * The driver's Spark properties: its event log (which names the application id, and which the History Server
+ * reads), memory settings, jobConfig, and, given `uiPort`, its web UI on that port.
+ */
+export function localSparkConf(
+  spec: DriverSpec,
+  config: Pick<SubmitConfig, 'DRIVER_DIR'>,
+  uiPort?: number,
+): Record<string, string> {
   return {
     // The event log's file name is the application id, which Spark logs nowhere else in local mode.
     'spark.eventLog.enabled': 'true',
     'spark.eventLog.dir': pathToFileURL(
       path.join(path.resolve(config.DRIVER_DIR), spec.driverId, DRIVER_FILES.eventLog),
     ).href,
+    // A folder (eventlog_v2_<appId>) that keeps its name when the run ends, so the History Server's link to
+    // it (driver-files.ts linkHistory) stays valid; a single file would be renamed from .inprogress.
+    'spark.eventLog.rolling.enabled': 'true',
     ...memorySparkConf(spec.spark.memorySettings),
     ...spec.spark.jobConfig,
-    // Whatever the job says: a local driver (its RPC, block manager) listens on loopback only.
+    // Whatever the job says: a local driver (its RPC, block manager, UI) listens on loopback only, its UI
+    // on the port recorded in its folder (the API's proxy reaches it there), with no kill buttons.
+    ...(uiPort !== undefined && { 'spark.ui.port': String(uiPort), 'spark.ui.killEnabled': 'false' }),
     ...LOOPBACK_CONF,
   };
 }
@@ -117,8 +129,8 @@ export function sparkSubmitOptions(
  * The spark-submit command line of a driver. Throws an InvalidSpecError naming what is missing when
  * the spec has no runnable main resource (the caller makes that a non-retryable failure).
  */
-export function sparkSubmitArgs(spec: DriverSpec, config: SubmitConfig, runnerPath: string): string[] {
+export function sparkSubmitArgs(spec: DriverSpec, config: SubmitConfig, runnerPath: string, uiPort?: number): string[] {
   const r = localMainResource(spec, runnerPath, config.STACK_DIR);
-  const options = sparkSubmitOptions(spec, config, localSparkConf(spec, config), r);
+  const options = sparkSubmitOptions(spec, config, localSparkConf(spec, config, uiPort), r);
   return [path.join(config.SPARK_HOME, 'bin', 'spark-submit'), ...options, r.main, ...spec.spark.args];
 }

@@ -1,6 +1,7 @@
 // One job's page (`#/jobs/:jobId`): its fields, the states it went through, its tries, error and cleanup,
-// its memory settings, its logs, and cancel / stop / delete for operators. The job stays live over the `/jobs`
-// stream (filtered to this job); after a reconnect the page reads it again, since Socket.IO has no resume.
+// its Spark UI (links and a stages summary), its memory settings, its logs, and cancel / stop / delete for
+// operators. The job stays live over the `/jobs` stream (filtered to this job); after a reconnect the page
+// reads it again, since Socket.IO has no resume.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Fragment } from 'preact';
 import { del, get, post } from '../api';
@@ -21,6 +22,7 @@ import {
   useInterval,
 } from '../ui';
 import { JobLogs } from './jobs-logs';
+import { SparkUiPanel } from './jobs-spark-ui';
 import { JobTimeline, type SeenState } from './jobs-timeline';
 import './jobs.css';
 
@@ -182,6 +184,7 @@ export function JobPage({ params }: PageProps) {
           <h2 class="panel-title">States</h2>
           <JobTimeline job={j} seen={seen} />
         </div>
+        <SparkUiPanel job={j} />
         <div class="panel">
           <h2 class="panel-title">Memory settings</h2>
           <MemoryList job={j} />

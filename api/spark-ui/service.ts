@@ -1,0 +1,135 @@
+// Which Spark UI a proxied path reaches: the live UI of the driver of a job (single job or group instance)
+// or SQL engine while it runs, at the port its launch recorded in its folder; the History Server's pages of
+// the job's application once it has one. Nothing else: an unknown job, a driver without a recorded UI, a
+// path of another application answer 404.
+import path from 'node:path';
+import type { Document } from 'mongodb';
+import type { Context } from 'koa';
+import { readUiAddress, UI_HOST } from '../../activities/adapters/local/spark-ui';
+import { findAppId } from '../../activities/adapters/local/driver-files';
+import { instanceDriverId } from '../../domain/group';
+import { singleJobDriverId } from '../../domain/job';
+import { isTerminal, JobType, type JobState } from '../../domain/states';
+import { SqlEngineState } from '../../domain/sql-engine';
+import { Collections } from '../../lib/mongo';
+import type { ApiDeps } from '../deps';
+import { notFound } from '../errors';
+import { API_PREFIX } from '../routing';
+import { APP_ID, cleanPath, cleanQuery, historyPathAllowed, liveUiPathAllowed, PROXY_ID } from './paths';
+import { proxy } from './proxy';
+
+/** A driver id as a folder name (the local adapter's rule): nothing that climbs out of DRIVER_DIR. */
+const DRIVER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
+
+/** What the proxy needs of a job or engine. */
+export interface UiSubject {
+  /** The API path of the subject (`/api/v1/job/<jobId>`), under which `/ui` and `/history` are served. */
+  base: string;
+  /** Its driver (the current try's), if it has one. */
+  driverId?: string;
+  /** Its driver runs now. */
+  live: boolean;
+  /** Its Spark application id, once known. */
+  appId?: string;
+  what: string;
+}
+
+export const jobBase = (jobId: string) => `${API_PREFIX}/job/${jobId}`;
+export const engineBase = (engineId: string) => `${API_PREFIX}/sql/engine/${engineId}`;
+
+/** The driver of a job's current try: single jobs one per attempt, group instances one each. */
+export function jobDriverId(job: { jobId: string; jobType: string; attempt?: number }): string | undefined {
+  if (job.jobType === JobType.SINGLE) return singleJobDriverId(job.jobId, job.attempt ?? 1);
+  if (job.jobType === JobType.INTERACTIVE) return instanceDriverId(job.jobId);
+  return undefined;
+}
+
+export async function jobSubject({ store }: Pick<ApiDeps, 'store'>, jobId: string): Promise<UiSubject> {
+  const missing = `job '${jobId}' does not exist`;
+  if (!PROXY_ID.test(jobId)) throw notFound(missing);
+  const d = await store.col(Collections.jobs).findOne({ _id: jobId } as Document);
+  if (!d) throw notFound(missing);
+  const state = d.state as JobState;
+  return {
+    base: jobBase(jobId),
+    driverId: jobDriverId({ jobId, jobType: String(d.jobType), attempt: Number(d.attempt) }),
+    live: !isTerminal(state) && state !== 'SUBMITTED' && state !== 'UNKNOWN',
+    ...(typeof d.appId === 'string' && { appId: d.appId }),
+    what: `job ${jobId}`,
+  };
+}
+
+export async function engineSubject(
+  { store, config }: Pick<ApiDeps, 'store' | 'config'>,
+  engineId: string,
+): Promise<UiSubject> {
+  const missing = `SQL engine '${engineId}' does not exist`;
+  if (!PROXY_ID.test(engineId)) throw notFound(missing);
+  const d = await store.col(Collections.sqlEngines).findOne({ id: engineId } as Document);
+  if (!d) throw notFound(missing);
+  const driverId = typeof d.driverId === 'string' && DRIVER_ID.test(d.driverId) ? d.driverId : undefined;
+  // Engines' records carry no application id: their driver folder has it (local clusters).
+  const appId = driverId ? await findAppId(path.join(config.DRIVER_DIR, driverId)).catch(() => undefined) : undefined;
+  return {
+    base: engineBase(engineId),
+    driverId,
+    live: d.state === SqlEngineState.RUNNING,
+    ...(appId && { appId }),
+    what: `SQL engine ${engineId}`,
+  };
+}
+
+/** The path after `<base>/<kind>` of this request, undefined when it is not under it. */
+function restOf(ctx: Context, s: UiSubject, kind: 'ui' | 'history'): string | undefined {
+  const prefix = `${s.base}/${kind}`;
+  return ctx.path === prefix || ctx.path.startsWith(`${prefix}/`) ? ctx.path.slice(prefix.length) : undefined;
+}
+
+function checked(ctx: Context, s: UiSubject, kind: 'ui' | 'history'): string {
+  const rest = restOf(ctx, s, kind);
+  const p = rest === undefined ? undefined : cleanPath(rest);
+  const q = cleanQuery(ctx.querystring);
+  if (p === undefined || q === undefined) throw notFound(`no such page of the Spark UI of ${s.what}`);
+  return q ? `${p}?${q}` : p;
+}
+
+/** GET <base>/ui/…: the live driver's UI. */
+export async function serveLiveUi(deps: Pick<ApiDeps, 'config'>, ctx: Context, s: UiSubject): Promise<void> {
+  const target = checked(ctx, s, 'ui');
+  if (!liveUiPathAllowed(target.split('?')[0])) throw notFound(`the Spark UI of ${s.what} is read-only here`);
+  const ui = s.live && s.driverId ? await readUiAddress(path.join(deps.config.DRIVER_DIR, s.driverId)) : undefined;
+  if (!ui) {
+    throw notFound(
+      s.live
+        ? `${s.what} has no Spark UI this API can reach (its driver recorded none on this host)`
+        : `${s.what} does not run now${s.appId ? `: its finished run is at ${s.base}/history` : ''}`,
+    );
+  }
+  await proxy(ctx, {
+    host: UI_HOST,
+    port: ui.port,
+    path: target,
+    context: `${s.base}/ui`,
+    what: `the Spark UI of ${s.what}`,
+  });
+}
+
+/** GET <base>/history/…: the History Server's pages of the subject's application. */
+export async function serveHistory(deps: Pick<ApiDeps, 'config'>, ctx: Context, s: UiSubject): Promise<void> {
+  if (!s.appId || !APP_ID.test(s.appId)) throw notFound(`${s.what} has no Spark application (yet)`);
+  const target = checked(ctx, s, 'history');
+  const p = target.split('?')[0];
+  if (p === '/') {
+    ctx.redirect(`${s.base}/history/history/${s.appId}/jobs/`);
+    return;
+  }
+  if (!historyPathAllowed(p, s.appId)) throw notFound(`only the pages of ${s.what}'s application are served here`);
+  const url = new URL(deps.config.SPARK_HISTORY_URL);
+  await proxy(ctx, {
+    host: url.hostname,
+    port: Number(url.port || 80),
+    path: target,
+    context: `${s.base}/history`,
+    what: 'the Spark History Server',
+  });
+}

@@ -1,0 +1,167 @@
+// The Spark UI proxy's rules without Spark: which paths pass (attacker spellings do not), which History
+// Server paths belong to a job, how redirects stay under the proxy, what a proxied request carries (none of
+// the caller's credentials) against an in-process stand-in for a driver's UI, and the links records carry.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanPath, cleanQuery, historyPathAllowed, liveUiPathAllowed } from '../../api/spark-ui/paths';
+import { proxy, rewriteLocation } from '../../api/spark-ui/proxy';
+import { apiBaseUrl, engineLinks, jobLinks, livyAppInfo } from '../../api/spark-ui/links';
+
+describe('cleanPath', () => {
+  it.each(['', '/', '/jobs/', '/stages/stage/', '/api/v1/applications/local-1/stages', '/static/webui.css'])(
+    'passes %j',
+    (p) => expect(cleanPath(p)).toBe(p === '' ? '/' : p),
+  );
+  it.each([
+    '/..',
+    '/../auth/keys',
+    '/jobs/../../auth',
+    '/./jobs',
+    '/%2e%2e/x',
+    '/%2E%2E%2Fauth',
+    '/..%2f..%2fauth',
+    '/%252e%252e/',
+    '//127.0.0.1:8233/',
+    '/http://evil.example/',
+    '/a//b',
+    '/..\\..\\auth',
+    '/jobs/\u0000',
+    '/jobs/\r\nX: y',
+    'jobs/',
+    'http://evil.example/',
+  ])('refuses %j', (p) => expect(cleanPath(p)).toBeUndefined());
+
+  it('passes plain queries only', () => {
+    expect(cleanQuery('id=1&attempt=0')).toBe('id=1&attempt=0');
+    expect(cleanQuery('status=failed%20x')).toBe('status=failed%20x');
+    expect(cleanQuery('a=<script>')).toBeUndefined();
+    expect(cleanQuery('a=1\r\nb')).toBeUndefined();
+  });
+});
+
+describe('paths of a job', () => {
+  it('the History Server: only its own application and the static files', () => {
+    const app = 'local-1795670930773';
+    for (const p of [`/history/${app}`, `/history/${app}/jobs/`, `/api/v1/applications/${app}/stages`, '/static/a.js'])
+      expect(historyPathAllowed(p, app)).toBe(true);
+    for (const p of [
+      '/',
+      '/api/v1/applications',
+      `/history/${app}0/jobs/`,
+      `/api/v1/applications/${app}x`,
+      '/history/local-1/jobs/',
+      '/api/v1/version',
+      '/logPage/',
+    ])
+      expect(historyPathAllowed(p, app)).toBe(false);
+  });
+
+  it('the live UI: no kill paths', () => {
+    expect(liveUiPathAllowed('/jobs/job/kill/')).toBe(false);
+    expect(liveUiPathAllowed('/stages/stage/kill')).toBe(false);
+    expect(liveUiPathAllowed('/jobs/job/')).toBe(true);
+  });
+});
+
+describe('rewriteLocation', () => {
+  const t = { host: '127.0.0.1', port: 45123, context: '/api/v1/job/j1/ui' };
+  it('keeps redirects of the UI under the proxy', () => {
+    expect(rewriteLocation('http://127.0.0.1:45123/jobs/', t)).toBe('/api/v1/job/j1/ui/jobs/');
+    expect(rewriteLocation('/jobs/?x=1', t)).toBe('/api/v1/job/j1/ui/jobs/?x=1');
+    expect(rewriteLocation('http://127.0.0.1:45123/api/v1/job/j1/ui/stages/', t)).toBe('/api/v1/job/j1/ui/stages/');
+  });
+  it('drops redirects elsewhere', () => {
+    expect(rewriteLocation('http://evil.example/jobs/', t)).toBeUndefined();
+    expect(rewriteLocation('http://127.0.0.1:9888/api/v1/auth/keys', t)).toBeUndefined();
+    expect(rewriteLocation('//evil.example/x', t)).toBeUndefined();
+  });
+});
+
+describe('proxy', () => {
+  let upstream: http.Server;
+  let api: http.Server;
+  let seen: http.IncomingHttpHeaders = {};
+  let seenPath = '';
+  beforeAll(async () => {
+    upstream = http.createServer((req, res) => {
+      seen = req.headers;
+      seenPath = req.url ?? '';
+      if (req.url === '/') {
+        res.writeHead(302, { location: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/jobs/` });
+        return res.end();
+      }
+      res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': 'JSESSIONID=1', 'x-frame-options': 'x' });
+      res.end('<a href="/api/v1/job/j1/ui/stages/">stages</a>');
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const port = (upstream.address() as AddressInfo).port;
+    const app = new Koa();
+    app.use((ctx) =>
+      proxy(ctx, {
+        host: '127.0.0.1',
+        port,
+        path: ctx.path.replace('/api/v1/job/j1/ui', '') || '/',
+        context: '/api/v1/job/j1/ui',
+        what: 'job j1',
+      }),
+    );
+    api = http.createServer(app.callback());
+    await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
+  });
+  afterAll(() => {
+    upstream.close();
+    api.close();
+  });
+  const base = () => `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/v1/job/j1/ui`;
+
+  it('forwards none of the caller’s credentials or forwarding headers; passes Spark its context', async () => {
+    const res = await fetch(`${base()}/jobs/`, {
+      headers: {
+        authorization: 'Bearer secret-key',
+        'x-api-key': 'secret-key',
+        cookie: 'session=1',
+        'x-forwarded-context': '/evil',
+        'x-forwarded-for': '1.2.3.4',
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(seenPath).toBe('/jobs/');
+    expect(seen.authorization).toBeUndefined();
+    expect(seen['x-api-key']).toBeUndefined();
+    expect(seen.cookie).toBeUndefined();
+    expect(seen['x-forwarded-for']).toBeUndefined();
+    expect(seen['x-forwarded-context']).toBe('/api/v1/job/j1/ui');
+    expect(res.headers.get('set-cookie')).toBeNull();
+    expect(res.headers.get('content-security-policy')).toMatch(/^sandbox allow-scripts/);
+    expect(await res.text()).toContain('/api/v1/job/j1/ui/stages/');
+  });
+
+  it('keeps the UI’s redirect under the proxy', async () => {
+    const res = await fetch(`${base()}/`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/api/v1/job/j1/ui/jobs/');
+  });
+});
+
+describe('links', () => {
+  const job = { jobId: 'j1', jobType: 'SINGLE', appId: 'local-1' } as const;
+  it('uiUrl while the driver runs, historyUrl once ended with an application', () => {
+    expect(jobLinks({ ...job, state: 'BUSY' })).toEqual({ uiUrl: '/api/v1/job/j1/ui/' });
+    expect(jobLinks({ ...job, state: 'FINISHED' })).toEqual({ historyUrl: '/api/v1/job/j1/history' });
+    expect(jobLinks({ ...job, state: 'FAILED', appId: undefined })).toEqual({});
+    expect(jobLinks({ ...job, state: 'SUBMITTED' })).toEqual({});
+    expect(jobLinks({ ...job, jobType: 'SHELL', state: 'BUSY' })).toEqual({});
+    expect(engineLinks({ id: 'sparksql-c1', state: 'RUNNING' }).uiUrl).toBe('/api/v1/sql/engine/sparksql-c1/ui/');
+  });
+  it('Livy’s appInfo: absolute URLs on the REST API', () => {
+    const url = apiBaseUrl({ config: { API_HOST: '0.0.0.0', API_PORT: 9888 } });
+    expect(url).toBe('http://127.0.0.1:9888/api/v1');
+    expect(livyAppInfo(url, { jobId: 'j1', uiUrl: '/api/v1/job/j1/ui/' })).toEqual({
+      sparkUiUrl: 'http://127.0.0.1:9888/api/v1/job/j1/ui/',
+      driverLogUrl: 'http://127.0.0.1:9888/api/v1/job/j1/logs',
+    });
+    expect(livyAppInfo(url, undefined)).toEqual({ sparkUiUrl: null, driverLogUrl: null });
+  });
+});
