@@ -7,7 +7,7 @@
 //
 //   npm run bench:idle        BENCH_IDLE_S (20), BENCH_WRITES (10000,100000)
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -22,59 +22,10 @@ import { freePort, startServers } from '../testkit/servers';
 import { printHeader, printJson, printStats, printTarget, round } from '../testkit/stats';
 import { sleep } from '../testkit/wait';
 import { defer, envInt, runBench } from './lifecycle';
+import { pidsMentioning, sizeMb, TICKS, treeTicks } from './proc-stats';
 
 const IDLE_S = envInt('BENCH_IDLE_S', 20);
 const WRITES = (process.env.BENCH_WRITES ?? '10000,100000').split(',').map(Number);
-const TICKS = 100; // USER_HZ on Linux
-
-/** utime + stime of a process and all its descendants, in clock ticks. */
-function treeTicks(root: number): number {
-  const parent = new Map<number, number>();
-  const ticks = new Map<number, number>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parent.set(Number(d), Number(f[1]));
-      ticks.set(Number(d), Number(f[11]) + Number(f[12]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let sum = 0;
-  for (const [pid, t] of ticks) {
-    for (let p: number | undefined = pid; p && p > 1; p = parent.get(p))
-      if (p === root) {
-        sum += t;
-        break;
-      }
-  }
-  return sum;
-}
-
-/** Processes whose command line names the folder (Temporal's and MongoDB's data files are in it). */
-function pidsMentioning(text: string, what: string): number {
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
-      if (cmd.includes(text) && cmd.includes(what)) return Number(d);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  throw new Error(`no process of ${what} mentions ${text}`);
-}
-
-const sizeMb = (file: string) => {
-  try {
-    return round(statSync(file).size / 2 ** 20, 1);
-  } catch {
-    return 0;
-  }
-};
-
 runBench('idle', 1800, async () => {
   printHeader('bench:idle — idle CPU and data files after 0, 10,000 and 100,000 past writes');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spark-idle-'));

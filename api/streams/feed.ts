@@ -28,8 +28,10 @@ const WATCHED = { $in: ['insert', 'update', 'replace'] };
 
 /**
  * Reads a change stream until it is closed (resolves undefined) or fails (resolves the error).
- * Pulls with tryNext() and pauses when nothing is there: a real MongoDB holds each getMore open up to
- * maxAwaitTimeMS, but mongo-java-server answers at once, and the driver's own loop would then spin.
+ * Each tryNext() is one getMore, which the server holds until a change arrives or maxAwaitTimeMS passes
+ * (MongoDB does; so does the dev server's launcher, scripts/mongo/Launcher.java, AwaitData): idle, that is one
+ * request a second, and a change is delivered as soon as it is written. A server that answers an empty getMore
+ * at once would make this loop spin, so an empty answer that came back in under `idleMs` waits out the rest.
  */
 async function pump(
   stream: ChangeStream,
@@ -39,6 +41,7 @@ async function pump(
 ): Promise<unknown> {
   while (!stream.closed && !stopped()) {
     let change: ChangeStreamDocument | null;
+    const asked = performance.now();
     try {
       change = await stream.tryNext();
     } catch (err) {
@@ -47,16 +50,19 @@ async function pump(
       return stopped() ? undefined : err;
     }
     if (change) emit(change);
-    else await new Promise((r) => setTimeout(r, idleMs));
+    else {
+      const rest = idleMs - (performance.now() - asked);
+      if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+    }
   }
   return undefined;
 }
 
 /**
  * The one change stream an API process keeps open for its feeds: over the database, its events told apart by
- * collection (`ns.coll`), so a single poll every 20 ms serves every feed (idle, each poll is a request to the
- * server; three feeds polling on their own cost three times the CPU on both sides). A feed made alone watches
- * its collection the same way. A stream that fails is reopened after the last event it delivered.
+ * collection (`ns.coll`), so one held getMore serves every feed (three feeds on their own would be three
+ * requests). A feed made alone watches its collection the same way. A stream that fails is reopened after the
+ * last event it delivered.
  */
 export class FeedHub {
   private stream?: ChangeStream;
@@ -67,7 +73,7 @@ export class FeedHub {
 
   constructor(
     private readonly source: Db | Collection,
-    /** Pause between empty polls. */
+    /** The least time between two empty polls (a server that does not hold them). */
     private readonly idleMs = 20,
   ) {}
 
@@ -140,7 +146,7 @@ export class ChangeFeed {
     readonly name: string,
     /** The process's shared stream; without one, the feed watches its collection alone. */
     hub?: FeedHub,
-    /** Pause between empty polls of resumed streams. */
+    /** The least time between two empty polls of resumed streams. */
     private readonly idleMs = 20,
   ) {
     this.ownHub = !hub;

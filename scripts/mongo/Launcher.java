@@ -1,8 +1,8 @@
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
-import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.AbstractCursor;
 import de.bwaldvogel.mongo.backend.Cursor;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
@@ -12,8 +12,27 @@ import de.bwaldvogel.mongo.bson.BsonTimestamp;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.MongoServerError;
 import de.bwaldvogel.mongo.oplog.Oplog;
-import de.bwaldvogel.mongo.oplog.OplogCursor;
-import de.bwaldvogel.mongo.oplog.OplogPosition;
+import de.bwaldvogel.mongo.wire.MongoDatabaseHandler;
+import de.bwaldvogel.mongo.wire.MongoExceptionHandler;
+import de.bwaldvogel.mongo.wire.MongoWireMessageEncoder;
+import de.bwaldvogel.mongo.wire.MongoWireProtocolHandler;
+import de.bwaldvogel.mongo.wire.MongoWireReplyEncoder;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.EventExecutor;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,6 +40,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.h2.mvstore.FileStore;
 import org.h2.mvstore.MVStore;
@@ -34,7 +58,11 @@ import org.h2.mvstore.RandomAccessStore;
  * With DATA_FILE the H2 MVStore backend keeps data across restarts; without it data lives in memory.
  * MVStore commits to its file in the background, by default once a second: a kill -9 lost the writes of
  * that last second, acknowledged ones included (an execution's result, written once, then never existed).
- * Committing every 10 ms shrinks that window to what a journal's group commit would allow.
+ * Committing every 10 ms in the background still lost a write acknowledged just before the kill (seen: an
+ * insert whose change event had arrived, gone after the restart). So the background committer is off, and no
+ * reply leaves before what it acknowledges is in the file (DurableReplies: a commit, written through to the
+ * OS, when the store has unsaved changes). Replies that find a commit under way wait for it and share the next
+ * one: a group commit. A process crash loses nothing acknowledged; a power cut can, as without fsync.
  *
  * The server reports MongoDB 4.4 (wire version 9): the Node.js driver 7.x refuses servers below wire
  * version 9, and mongo-java-server's own newest constant (MONGO_5_0) still reports wire version 8.
@@ -77,7 +105,9 @@ public class Launcher {
         compactAtStart(file, livePercent);
         MVStore store = new MVStore.Builder().fileName(file).open();
         store.setRetentionTime(retentionMs);
-        store.setAutoCommitDelay(10);
+        // No background committer: DurableReplies commits before each reply that follows a change, and with no
+        // background thread MVStore writes each commit inline, so a commit that returns has written its chunk.
+        store.setAutoCommitDelay(0);
         if (intervalMs > 0) {
             Thread compactor = new Thread(() -> {
                 long lastVersion = store.getCurrentVersion();
@@ -174,26 +204,54 @@ public class Launcher {
         // older than that is answered ChangeStreamHistoryLost (code 286), as MongoDB does past its window.
         long maxEntries = envLong("OPLOG_MAX_ENTRIES", 20_000);
         long maxAgeSeconds = envLong("OPLOG_MAX_AGE_SECONDS", 24 * 3600);
-        MongoBackend backend = args.length > 2
-                ? new H2Backend(durableStore(args[2])) {
+        AtomicReference<IndexedOplog> indexedOplog = new AtomicReference<>();
+        MVStore store = args.length > 2 ? durableStore(args[2]) : null;
+        MongoBackend backend = store != null
+                ? new H2Backend(store) {
                     @Override
                     protected Oplog createOplog() {
-                        return IndexedOplog.open(this, getCursorRegistry(), maxEntries, maxAgeSeconds);
+                        indexedOplog.set(IndexedOplog.open(this, getCursorRegistry(), maxEntries, maxAgeSeconds));
+                        return indexedOplog.get();
                     }
                 }
                 : new MemoryBackend() {
                     @Override
                     protected Oplog createOplog() {
-                        return IndexedOplog.open(this, getCursorRegistry(), maxEntries, maxAgeSeconds);
+                        indexedOplog.set(IndexedOplog.open(this, getCursorRegistry(), maxEntries, maxAgeSeconds));
+                        return indexedOplog.get();
                     }
                 };
         backend.version(MONGO_4_4);
         backend.enableOplog();
-        MongoServer server = new MongoServer(backend);
-        server.bind(host, port);
+        // MongoServer's own pipeline, with AwaitData in front of the command handler (MongoServer.bind builds the
+        // same one without it, and has no way to add a handler).
+        EventLoopGroup boss = new NioEventLoopGroup(1);
+        EventLoopGroup workers = new NioEventLoopGroup();
+        ChannelGroup clients = new DefaultChannelGroup("mongodb-channels", workers.next());
+        Channel server = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_BACKLOG, 100)
+                .childOption(ChannelOption.TCP_NODELAY, Boolean.TRUE)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    public void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new MongoWireReplyEncoder(), new MongoWireMessageEncoder(),
+                                new MongoWireProtocolHandler(), new DurableReplies(store),
+                                new AwaitData(indexedOplog.get()),
+                                new MongoDatabaseHandler(backend, clients), new MongoExceptionHandler());
+                    }
+                })
+                .bind(host, port).syncUninterruptibly().channel();
         System.out.println("mongo-java-server listening on " + host + ":" + port
                 + (args.length > 2 ? " (data: " + args[2] + ")" : " (in memory)"));
-        Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close().syncUninterruptibly();
+            clients.close().syncUninterruptibly();
+            boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+            workers.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+            backend.close();
+        }));
         Thread.currentThread().join();
     }
 }
@@ -220,6 +278,8 @@ class IndexedOplog implements Oplog {
     /** The newest timestamp trimmed away: a resume token before it has lost history. */
     private volatile long trimmedUpTo;
     private int sinceTrim;
+    /** Parked getMores (see park), woken by the next append. Guarded by appendLock. */
+    private final List<Runnable> waiters = new ArrayList<>();
     private final java.util.UUID ui = java.util.UUID.randomUUID();
 
     @SuppressWarnings("unchecked")
@@ -286,6 +346,8 @@ class IndexedOplog implements Oplog {
                 collection.addDocument(e);
                 index.put(ts(e).getValue(), e);
             }
+            for (Runnable wake : waiters) wake.run();
+            waiters.clear();
             sinceTrim += entries.size();
             if (sinceTrim >= TRIM_EVERY) {
                 sinceTrim = 0;
@@ -379,31 +441,102 @@ class IndexedOplog implements Oplog {
             from = lastTs;
             inclusive = false;
         }
-        OplogPosition start = inclusive ? new OplogPosition(new BsonTimestamp(from)).inclusive()
-                : new OplogPosition(new BsonTimestamp(from));
-        OplogCursor cursor = new OplogCursor(cursorRegistry.generateCursorId(),
-                position -> stream(changeStream, position, aggregation, namespace), start);
+        AwaitCursor cursor = new AwaitCursor(cursorRegistry.generateCursorId(), from, inclusive, changeStream,
+                namespace, aggregation);
         cursorRegistry.add(cursor);
         return cursor;
     }
 
-    /** The entries after a position, in order: the index's tail, not a scan. */
-    private Stream<Document> stream(Document changeStream, OplogPosition position, Aggregation aggregation,
-                                    String namespace) {
-        long after = Long.parseLong(position.toHexString(), 16);
-        ConcurrentNavigableMap<Long, Document> tail = index.tailMap(after, isInclusive(position, after));
-        Stream<Document> entries = tail.values().stream()
-                .filter(d -> matchesNamespace((String) d.get(NS), namespace))
-                .map(d -> toEvent(d, changeStream));
-        return aggregation.runStagesAsStream(entries);
+    /**
+     * Holds a getMore of one of this oplog's cursors until there is something after its position, or maxTimeMS
+     * has passed: MongoDB's awaitData, which mongo-java-server lacks (it answered every getMore at once, so an
+     * idle change stream was a poll every 20 ms from each API process). `release` passes the getMore on; it runs
+     * on `loop`, the connection's event loop, once. False: nothing to wait for (not such a cursor, or something
+     * to read already), pass it on now.
+     */
+    boolean park(long cursorId, long maxTimeMs, EventExecutor loop, Runnable release) {
+        Cursor c;
+        try {
+            c = cursorRegistry.getCursor(cursorId);
+        } catch (RuntimeException notFound) {
+            return false;
+        }
+        if (!(c instanceof AwaitCursor cursor)) return false;
+        AtomicBoolean released = new AtomicBoolean();
+        AtomicReference<ScheduledFuture<?>> timer = new AtomicReference<>();
+        Runnable wake = () -> {
+            if (!released.compareAndSet(false, true)) return;
+            ScheduledFuture<?> t = timer.get();
+            if (t != null) t.cancel(false);
+            loop.execute(release);
+        };
+        synchronized (appendLock) {
+            if (cursor.hasUnread()) return false;
+            waiters.add(wake);
+        }
+        timer.set(loop.schedule(() -> {
+            synchronized (appendLock) {
+                waiters.remove(wake);
+            }
+            wake.run();
+        }, maxTimeMs, TimeUnit.MILLISECONDS));
+        return true;
     }
 
     /**
-     * Whether a position includes its own timestamp (startAtOperationTime) or starts after it (tokens).
-     * OplogPosition keeps the flag to itself, but `x.isAfter(p)` for an x at p's timestamp is exactly it.
+     * A change stream's cursor: the entries after its position that match its namespace, through its pipeline.
+     * Its position moves past every entry it read, matched or not (the library's OplogCursor moved only past
+     * those it returned, so a stream filtered to a few collections re-read the others on every poll, and a
+     * getMore held until "something after the position" would never be held).
      */
-    private static boolean isInclusive(OplogPosition position, long ts) {
-        return new OplogPosition(new BsonTimestamp(ts)).isAfter(position);
+    final class AwaitCursor extends AbstractCursor {
+        private final Document changeStream;
+        private final String namespace;
+        private final Aggregation aggregation;
+        private long position;
+        private boolean inclusive;
+
+        AwaitCursor(long id, long position, boolean inclusive, Document changeStream, String namespace,
+                    Aggregation aggregation) {
+            super(id);
+            this.position = position;
+            this.inclusive = inclusive;
+            this.changeStream = changeStream;
+            this.namespace = namespace;
+            this.aggregation = aggregation;
+        }
+
+        boolean hasUnread() {
+            return (inclusive ? index.ceilingKey(position) : index.higherKey(position)) != null;
+        }
+
+        @Override
+        public boolean isEmpty() {
+            return false;
+        }
+
+        @Override
+        public synchronized List<Document> takeDocuments(int numberToReturn) {
+            long[] scanned = {-1};
+            Stream<Document> entries = index.tailMap(position, inclusive).entrySet().stream()
+                    .peek(e -> scanned[0] = e.getKey())
+                    .map(Map.Entry::getValue)
+                    .filter(d -> matchesNamespace((String) d.get(NS), namespace))
+                    .map(d -> toEvent(d, changeStream));
+            Stream<Document> events = aggregation.runStagesAsStream(entries);
+            if (numberToReturn > 0) events = events.limit(numberToReturn);
+            List<Document> batch = events.collect(Collectors.toList());
+            // A full batch may have left entries unread: it goes on after its last event. Otherwise everything
+            // up to the last entry scanned was read.
+            long next = numberToReturn > 0 && batch.size() == numberToReturn
+                    ? Long.parseLong((String) ((Document) batch.get(batch.size() - 1).get(ID)).get(DATA), 16)
+                    : scanned[0];
+            if (next >= 0) {
+                position = next;
+                inclusive = false;
+            }
+            return batch;
+        }
     }
 
     /** A collection's stream sees its collection and its database's commands; `db.1` is `db.watch()`. */
@@ -466,5 +599,51 @@ class IndexedOplog implements Oplog {
         if (update.get("$set") instanceof Document s) delta.appendAll(s);
         if (update.get("$unset") instanceof Document u) delta.appendAll(u);
         return delta;
+    }
+}
+
+/**
+ * MongoDB's awaitData for change streams: a getMore with maxTimeMS on a change stream's cursor that has nothing
+ * to read is held (IndexedOplog.park) until a write or the time is up, instead of answered empty at once. Every
+ * other message goes straight on to the command handler.
+ */
+class AwaitData extends ChannelInboundHandlerAdapter {
+    private final IndexedOplog oplog;
+
+    AwaitData(IndexedOplog oplog) {
+        this.oplog = oplog;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof MongoMessage m && oplog != null) {
+            Document q = m.getDocument();
+            String command = q.isEmpty() ? "" : q.keySet().iterator().next();
+            if (command.equalsIgnoreCase("getMore") && q.get(command) instanceof Number cursorId
+                    && q.get("maxTimeMS") instanceof Number maxTimeMs && maxTimeMs.longValue() > 0
+                    && oplog.park(cursorId.longValue(), maxTimeMs.longValue(), ctx.executor(),
+                            () -> ctx.fireChannelRead(msg)))
+                return;
+        }
+        ctx.fireChannelRead(msg);
+    }
+}
+
+/**
+ * Commits the data file before a reply goes out, if anything is unsaved: an acknowledged write survives a kill -9
+ * of this process (see Launcher's notes). Reads find nothing unsaved and cost nothing. Without a data file (in
+ * memory) it does nothing.
+ */
+class DurableReplies extends ChannelOutboundHandlerAdapter {
+    private final MVStore store;
+
+    DurableReplies(MVStore store) {
+        this.store = store;
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
+        if (store != null && store.hasUnsavedChanges()) store.commit();
+        ctx.write(msg, promise);
     }
 }

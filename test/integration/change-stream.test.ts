@@ -146,6 +146,43 @@ describe('change streams', () => {
     expect(states(seenB, 'x')).toEqual(['B1']);
   });
 
+  it('hold an idle getMore on the server until a write (awaitData): idle, a hub asks about once a second, and a write wakes the request already waiting', async () => {
+    const client = await MongoClient.connect(inject('mongoUrl'), { monitorCommands: true });
+    cleanups.push(() => client.close());
+    const started = new Map<number, number>();
+    const carriers: number[] = []; // when each getMore that brought events was sent
+    client.on('commandStarted', (e) => {
+      if (e.commandName === 'getMore') started.set(e.requestId, performance.now());
+    });
+    client.on('commandSucceeded', (e) => {
+      const batch = (e.reply as { cursor?: { nextBatch?: unknown[] } }).cursor?.nextBatch;
+      if (e.commandName === 'getMore' && batch?.length) carriers.push(started.get(e.requestId)!);
+    });
+    const db = client.db('change-stream-await');
+    const hub = new FeedHub(db);
+    cleanups.push(() => hub.close());
+    const feed = new ChangeFeed(db.collection('jobs'), 'jobs', hub);
+    const seen: FeedEvent[] = [];
+    feed.subscribe((e) => seen.push(e));
+    await new Promise((r) => setTimeout(r, 500));
+
+    // Idle: a server that answered at once would see a getMore every 20 ms (about 125 in 2.5 s).
+    const before = started.size;
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(started.size - before).toBeLessThanOrEqual(5);
+
+    // A write reaches the subscriber through the getMore that was already waiting on the server.
+    // (A write to another collection wakes it too; it answers empty and the next one waits again.)
+    await db.collection('other').insertOne({ _id: 'skip' } as Document);
+    await new Promise((r) => setTimeout(r, 300));
+    const written = performance.now();
+    await db.collection('jobs').insertOne({ _id: 'x', state: 'SUBMITTED' } as Document);
+    await eventually(async () => (seen.length ? true : undefined), 10_000, 10);
+    expect(states(seen, 'x')).toEqual(['SUBMITTED']);
+    expect(carriers.length).toBeGreaterThan(0);
+    expect(Math.min(...carriers)).toBeLessThan(written);
+  });
+
   it('go on after the last event delivered when the server restarts: nothing written meanwhile is missed', async () => {
     const mongo = await ownMongo();
     const col = mongo.client.db('t').collection<Document>('jobs');
@@ -164,6 +201,17 @@ describe('change streams', () => {
     await col.replaceOne({ _id: 'a' } as Document, { state: 'AFTER-2' });
     await eventually(async () => (states(seen, 'a').length >= 3 ? true : undefined), 30_000, 100);
     expect(states(seen, 'a')).toEqual(['BEFORE', 'AFTER-1', 'AFTER-2']);
+  });
+
+  it('keep every acknowledged write across a kill -9 of the server, the last one included', async () => {
+    const mongo = await ownMongo();
+    const col = mongo.client.db('t').collection<Document>('acked');
+    // Back to back: the last ones were acknowledged within the same millisecond or two as the kill.
+    for (let i = 0; i < 200; i++) await col.replaceOne({ _id: `w${i}` } as Document, { i }, { upsert: true });
+    await mongo.kill();
+    await mongo.start();
+    expect(await col.countDocuments()).toBe(200);
+    expect(await col.findOne({ _id: 'w199' } as Document)).toMatchObject({ i: 199 });
   });
 
   it('answer ChangeStreamHistoryLost (286) for a resume token older than the trimmed oplog', async () => {

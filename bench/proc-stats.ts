@@ -1,0 +1,54 @@
+// What benchmarks read of processes and files on Linux: CPU ticks of a process tree, a process by its command
+// line, a file's size.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { round } from '../testkit/stats';
+
+export const TICKS = 100; // USER_HZ on Linux
+
+/** utime + stime of a process and all its descendants, in clock ticks. */
+export function treeTicks(root: number): number {
+  const parent = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(Number(d), Number(f[1]));
+      ticks.set(Number(d), Number(f[11]) + Number(f[12]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let sum = 0;
+  for (const [pid, t] of ticks) {
+    for (let p: number | undefined = pid; p && p > 1; p = parent.get(p))
+      if (p === root) {
+        sum += t;
+        break;
+      }
+  }
+  return sum;
+}
+
+/** Processes whose command line names the folder (Temporal's and MongoDB's data files are in it). */
+export function pidsMentioning(text: string, what: string): number {
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      if (cmd.includes(text) && cmd.includes(what)) return Number(d);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`no process of ${what} mentions ${text}`);
+}
+
+export const sizeMb = (file: string) => {
+  try {
+    return round(statSync(file).size / 2 ** 20, 1);
+  } catch {
+    return 0;
+  }
+};
