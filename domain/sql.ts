@@ -26,6 +26,10 @@ export const SqlEngineInfo = z.object({
   id: z.string(),
   type: engineType,
   state: z.enum(['RUNNING', 'STARTING', 'FAILED']),
+  /** SPARK_SQL engines while RUNNING: the live Spark UI through the API (api/spark-ui/). */
+  uiUrl: z.string().optional(),
+  /** SPARK_SQL engines while RUNNING: the run in the Spark History Server through the API. */
+  historyUrl: z.string().optional(),
 });
 export type SqlEngineInfo = z.infer<typeof SqlEngineInfo>;
 

@@ -19,10 +19,14 @@ export function jobLinks(job: { jobId: string; jobType: string; state: JobState;
   return {};
 }
 
-/** An SQL engine's live UI (RUNNING); engines' runs are in the History Server at historyUrl too. */
-export function engineLinks(engine: { id: string; state: string }): UiLinks {
+/**
+ * A SPARK_SQL engine's links while it runs: its live UI, and its run in the History Server (in progress until
+ * the engine stops; a stopped engine has no entry to carry links). TRINO engines have no Spark UI.
+ */
+export function engineLinks(engine: { id: string; type: string; state: string }): UiLinks {
+  if (engine.type !== 'SPARK_SQL' || engine.state !== 'RUNNING') return {};
   const base = `${API_PREFIX}/sql/engine/${encodeURIComponent(engine.id)}`;
-  return engine.state === 'RUNNING' ? { uiUrl: `${base}/ui/`, historyUrl: `${base}/history` } : {};
+  return { uiUrl: `${base}/ui/`, historyUrl: `${base}/history` };
 }
 
 /**

@@ -41,7 +41,20 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
     expect(r.body.info.state).toBe('FINISHED');
     expect(r.body.columns).toEqual([{ name: 'one', type: 'INT', index: 1, precision: 0, scale: 0, comment: null }]);
     expect(r.body.rows).toEqual([[1]]);
-    expect(await engines()).toEqual([{ id: 'sparksql-default', type: 'SPARK_SQL', state: 'RUNNING' }]);
+    const base = '/api/v1/sql/engine/sparksql-default';
+    expect(await engines()).toEqual([
+      {
+        id: 'sparksql-default',
+        type: 'SPARK_SQL',
+        state: 'RUNNING',
+        uiUrl: `${base}/ui/`,
+        historyUrl: `${base}/history`,
+      },
+    ]);
+    // Its Spark UI through the API (api/spark-ui/): the Thrift Server's application, with the statement's job.
+    const apps = await call(h, 'GET', '/sql/engine/sparksql-default/ui/api/v1/applications');
+    expect(apps.status).toBe(200);
+    expect(apps.body).toHaveLength(1);
   });
 
   it('returns exact values: decimal, bigint above 2^53, date, timestamp, array, map, struct, null', async () => {
@@ -249,7 +262,9 @@ describe('SQL engine lifecycle', () => {
     expect((await engines(clusterId))[0]).toMatchObject({ id: a.body.id, state: 'STARTING' });
     const f = await call(h, 'POST', `/sql/engine/${clusterId}`, { type: 'SPARK_SQL', force: true });
     expect(f.status).toBe(200);
-    expect(await engines(clusterId)).toEqual([{ id: a.body.id, type: 'SPARK_SQL', state: 'RUNNING' }]);
+    expect(await engines(clusterId)).toEqual([
+      expect.objectContaining({ id: a.body.id, type: 'SPARK_SQL', state: 'RUNNING' }),
+    ]);
     const rec = await h.store.db.collection('sqlEngines').findOne({ _id: a.body.id as never });
     expect(rec!.generation).toBeGreaterThanOrEqual(2);
     expect((await sql('select 3', { clusterId })).body.rows).toEqual([[3]]);

@@ -153,7 +153,11 @@ describe('links', () => {
     expect(jobLinks({ ...job, state: 'FAILED', appId: undefined })).toEqual({});
     expect(jobLinks({ ...job, state: 'SUBMITTED' })).toEqual({});
     expect(jobLinks({ ...job, jobType: 'SHELL', state: 'BUSY' })).toEqual({});
-    expect(engineLinks({ id: 'sparksql-c1', state: 'RUNNING' }).uiUrl).toBe('/api/v1/sql/engine/sparksql-c1/ui/');
+    expect(engineLinks({ id: 'sparksql-c1', type: 'SPARK_SQL', state: 'RUNNING' }).uiUrl).toBe(
+      '/api/v1/sql/engine/sparksql-c1/ui/',
+    );
+    expect(engineLinks({ id: 'trino-c1', type: 'TRINO', state: 'RUNNING' })).toEqual({});
+    expect(engineLinks({ id: 'sparksql-c1', type: 'SPARK_SQL', state: 'STARTING' })).toEqual({});
   });
   it('Livy’s appInfo: absolute URLs on the REST API', () => {
     const url = apiBaseUrl({ config: { API_HOST: '0.0.0.0', API_PORT: 9888 } });

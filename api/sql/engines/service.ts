@@ -22,6 +22,7 @@ import { clusterTypeOf } from '../../../activities/adapters/cluster-types';
 import { getClusterDoc, type ClusterDoc } from '../../clusters/service';
 import type { ApiDeps } from '../../deps';
 import { conflict, notFound } from '../../errors';
+import { engineLinks } from '../../spark-ui/links';
 import { stopEngine } from './stop';
 
 const enginesOf = ({ store }: Pick<ApiDeps, 'store'>) => store.col<SqlEngineRecord & Document>(Collections.sqlEngines);
@@ -103,7 +104,7 @@ export async function listEngines(deps: ApiDeps, clusterId: string): Promise<Sql
     .find({ clusterId, state: { $ne: SqlEngineState.STOPPED } })
     .sort({ type: 1 })
     .toArray();
-  return docs.map((d) => ({ id: d.id, type: d.type, state: d.state as SqlEngineInfo['state'] }));
+  return docs.map((d) => ({ id: d.id, type: d.type, state: d.state as SqlEngineInfo['state'], ...engineLinks(d) }));
 }
 
 /** Stops an engine and waits until its driver is gone. */
