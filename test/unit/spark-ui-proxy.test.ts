@@ -1,13 +1,29 @@
 // The Spark UI proxy's rules without Spark: which paths pass (attacker spellings do not), which History
 // Server paths belong to a job, how redirects stay under the proxy, what a proxied request carries (none of
-// the caller's credentials) against an in-process stand-in for a driver's UI, and the links records carry.
+// the caller's credentials) against an in-process stand-in for a driver's UI, the links records carry, and
+// the files of a local driver the proxy and the History Server read (in a temporary folder).
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanPath, cleanQuery, historyPathAllowed, liveUiPathAllowed } from '../../api/spark-ui/paths';
 import { proxy, rewriteLocation } from '../../api/spark-ui/proxy';
 import { apiBaseUrl, engineLinks, jobLinks, livyAppInfo } from '../../api/spark-ui/links';
+import { jobDriverId } from '../../api/spark-ui/service';
+import { DRIVER_FILES } from '../../activities/adapters/local/driver-files';
+import { linkHistory, readUiAddress, uiFile } from '../../activities/adapters/local/spark-ui';
 
 describe('cleanPath', () => {
   it.each(['', '/', '/jobs/', '/stages/stage/', '/api/v1/applications/local-1/stages', '/static/webui.css'])(
@@ -167,5 +183,62 @@ describe('links', () => {
       driverLogUrl: 'http://127.0.0.1:9888/api/v1/job/j1/logs',
     });
     expect(livyAppInfo(url, undefined)).toEqual({ sparkUiUrl: null, driverLogUrl: null });
+  });
+});
+
+describe('a local driver’s UI address and history link (activities/adapters/local/spark-ui.ts)', () => {
+  let tmp: string;
+  let driver: string;
+  let history: string;
+  beforeAll(() => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'spark-ui-'));
+    driver = path.join(tmp, 'drivers', 'job-x-1');
+    history = path.join(tmp, 'spark-history');
+    mkdirSync(path.join(driver, DRIVER_FILES.eventLog), { recursive: true });
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('reads only a loopback address on an unprivileged port from a regular file', async () => {
+    const ui = path.join(driver, DRIVER_FILES.ui);
+    writeFileSync(ui, uiFile(45123));
+    expect(await readUiAddress(driver)).toEqual({ host: '127.0.0.1', port: 45123 });
+    for (const bad of [
+      { host: '10.0.0.1', port: 45123 },
+      { host: '127.0.0.1', port: 22 },
+      { host: '127.0.0.1', port: 70000 },
+      { host: '127.0.0.1', port: '45123' },
+    ]) {
+      writeFileSync(ui, JSON.stringify(bad));
+      expect(await readUiAddress(driver)).toBeUndefined();
+    }
+    rmSync(ui);
+    writeFileSync(path.join(tmp, 'elsewhere'), uiFile(45124));
+    symlinkSync(path.join(tmp, 'elsewhere'), ui);
+    expect(await readUiAddress(driver)).toBeUndefined();
+  });
+
+  it('links the application’s own rolling log once, never a link the driver put there, and prunes dangling links', async () => {
+    const appId = 'local-1795670930773';
+    // A link the job made in its own eventlog/ is not followed into the History Server's folder.
+    symlinkSync('/etc', path.join(driver, DRIVER_FILES.eventLog, `eventlog_v2_${appId}`));
+    await linkHistory(driver, appId, history);
+    expect(existsSync(history) ? readdirSync(history) : []).toEqual([]);
+    rmSync(path.join(driver, DRIVER_FILES.eventLog, `eventlog_v2_${appId}`));
+
+    mkdirSync(path.join(driver, DRIVER_FILES.eventLog, `eventlog_v2_${appId}`));
+    mkdirSync(history, { recursive: true });
+    symlinkSync(path.join(tmp, 'gone'), path.join(history, 'eventlog_v2_local-1'));
+    await linkHistory(driver, appId, history);
+    await linkHistory(driver, appId, history);
+    expect(readdirSync(history)).toEqual([`eventlog_v2_${appId}`]);
+    expect(readlinkSync(path.join(history, `eventlog_v2_${appId}`))).toBe(
+      path.join(driver, DRIVER_FILES.eventLog, `eventlog_v2_${appId}`),
+    );
+  });
+
+  it('finds the driver of a single job’s try and of a group instance', () => {
+    expect(jobDriverId({ jobId: 'abc', jobType: 'SINGLE', attempt: 2 })).toBe('job-abc-2');
+    expect(jobDriverId({ jobId: 'abc', jobType: 'INTERACTIVE' })).toBe('inst-abc');
+    expect(jobDriverId({ jobId: 'abc', jobType: 'SHELL' })).toBeUndefined();
   });
 });
