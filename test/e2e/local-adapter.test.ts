@@ -15,6 +15,7 @@ import { isFinalPhase, type ClusterAdapter, type DriverSpec, type DriverStatus }
 import type { SparkSpec } from '../../domain/types';
 import { loadConfig, ROOT } from '../../lib/config';
 import { eventually } from '../harness';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const run = promisify(execFile);
 
@@ -50,19 +51,7 @@ const spec = (driverId: string, spark: Partial<SparkSpec>, more: Partial<DriverS
     env: {},
     labels: { jobId: driverId },
     ...more,
-    spark: {
-      name: `test ${driverId}`,
-      language: 'PYTHON',
-      clusterName: 'default',
-      args: [],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
-      memorySettings: { dynamicAllocation: false },
-      artifacts: { jars: [], files: [], pyFiles: [] },
-      tags: {},
-      ...spark,
-    },
+    spark: sparkSpec({ name: `test ${driverId}`, clusterName: 'default', ...spark }),
   };
 };
 

@@ -13,6 +13,7 @@ import { isFinalPhase, type ClusterAdapter, type DriverSpec } from '../../domain
 import { sqlEngineDriverId, type SqlEngine } from '../../domain/sql-engine';
 import { loadConfig } from '../../lib/config';
 import { eventually } from '../../testkit/wait';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const TRINO_HOME = loadConfig().TRINO_HOME;
 const trinoInstalled = existsSync(path.join(TRINO_HOME, 'bin', 'launcher.py'));
@@ -52,18 +53,12 @@ const spec = (type: SqlEngine): DriverSpec => {
     engine: { type, stateKey: STATE_KEY },
     env: {},
     labels: {},
-    spark: {
+    spark: sparkSpec({
       name: `e2e ${type}`,
       language: 'SCALA',
       clusterName: 'default',
-      args: [],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
       memorySettings: { dynamicAllocation: false, driverMemory: '512m' },
-      artifacts: { jars: [], files: [], pyFiles: [] },
-      tags: {},
-    },
+    }),
   };
 };
 

@@ -14,6 +14,7 @@ import { loadConfig } from '../../lib/config';
 import { createSqlPool, protocols, type SqlPool } from '../../lib/sql';
 import type { RunOptions, StatementOutcome } from '../../lib/sql/types';
 import { eventually } from '../../testkit/wait';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const base = loadConfig();
 const trinoInstalled = existsSync(path.join(base.TRINO_HOME, 'bin', 'launcher.py'));
@@ -30,18 +31,12 @@ const spec = (type: SqlEngine): DriverSpec => ({
   engine: { type, stateKey: 'sql-protocols' },
   env: {},
   labels: {},
-  spark: {
+  spark: sparkSpec({
     name: `e2e ${type}`,
     language: 'SCALA',
     clusterName: 'default',
-    args: [],
-    jobConfig: {},
-    pyRequirements: [],
-    packages: [],
     memorySettings: { dynamicAllocation: false, driverMemory: '1g' },
-    artifacts: { jars: [], files: [], pyFiles: [] },
-    tags: {},
-  },
+  }),
 });
 
 async function start(type: SqlEngine): Promise<void> {

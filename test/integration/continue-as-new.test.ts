@@ -9,6 +9,7 @@ import type { singleJobWorkflow } from '../../workflows/job';
 import { fakeCluster } from './fake-activities';
 import { groupTools } from './group-fixture';
 import { eventually, startWorkflowEnv, TASK_QUEUE, type WorkflowTestEnv } from './workflow-env';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const cluster = fakeCluster({ phase: 'RUNNING' });
 let t: WorkflowTestEnv;
@@ -60,18 +61,7 @@ describe('continue-as-new', () => {
       workflowId: jobWorkflowId(id),
       args: [
         {
-          spec: {
-            name: 'x',
-            language: 'PYTHON',
-            clusterName: 'local',
-            args: [],
-            jobConfig: {},
-            pyRequirements: [],
-            packages: [],
-            memorySettings: { dynamicAllocation: false },
-            artifacts: { jars: [], files: [], pyFiles: [] },
-            tags: {},
-          },
+          spec: sparkSpec({ name: 'x' }),
           maxRetries: 0,
         },
       ],

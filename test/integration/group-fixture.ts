@@ -8,6 +8,7 @@ import type { Group, Job } from '../../domain/types';
 import { instanceReadySignal, instanceStateSignal, type groupWorkflow } from '../../workflows/group';
 import type { fakeCluster } from './fake-activities';
 import { eventually, TASK_QUEUE, type WorkflowTestEnv } from './workflow-env';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 export type GroupHandle = WorkflowHandle<typeof groupWorkflow>;
 
@@ -47,18 +48,7 @@ export function groupTools(t: () => WorkflowTestEnv, cluster: ReturnType<typeof 
       const id = `grp${Date.now()}x${++n}`;
       const input: GroupWorkflowInput = {
         group: groupRecord(id, over),
-        spec: {
-          name: `g-${id}`,
-          language: 'PYTHON',
-          clusterName: 'local',
-          args: [],
-          jobConfig: {},
-          pyRequirements: [],
-          packages: [],
-          memorySettings: { dynamicAllocation: false },
-          artifacts: { jars: [], files: [], pyFiles: [] },
-          tags: {},
-        },
+        spec: sparkSpec({ name: `g-${id}` }),
         idlePauseMs: 60_000,
         maxScale: 4,
         ...opts,

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobWorkflowId } from '../../domain/ids';
 import type { JobWorkflowInput } from '../../domain/job';
 import { newJobRecord, singleJobDriverId, SUBMITTED_VERSION } from '../../domain/job';
-import type { SparkSpec } from '../../domain/types';
 import { acceptedUpdate, jobQuery, stopJobUpdate, type singleJobWorkflow } from '../../workflows/job';
 import { fakeCluster } from './fake-activities';
 import { eventually, startWorkflowEnv, TASK_QUEUE, type WorkflowTestEnv } from './workflow-env';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const cluster = fakeCluster({ phase: 'PENDING' });
 let t: WorkflowTestEnv;
@@ -19,19 +19,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
-const spec: SparkSpec = {
+const spec = sparkSpec({
   name: 'etl',
-  language: 'PYTHON',
-  clusterName: 'local',
   jobClass: 'main.py',
-  args: [],
-  jobConfig: {},
-  pyRequirements: [],
-  packages: [],
-  memorySettings: { dynamicAllocation: false },
   artifacts: { jars: [], files: [], pyFiles: ['store/main.py'] },
   tags: { team: 'data' },
-};
+});
 
 let n = 0;
 async function submit(

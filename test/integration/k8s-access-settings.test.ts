@@ -14,6 +14,7 @@ import { Collections } from '../../lib/mongo';
 import { startFakeK8s, type FakeK8s } from '../../testkit/fake-k8s';
 import { startMoto, type MotoServer } from '../../testkit/moto';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const livyDir = mkdtempSync(path.join(os.tmpdir(), 'livy-access-'));
 const livyMain = path.join(livyDir, 'main.py');
@@ -255,19 +256,14 @@ describe('Spark settings that grant access, on a k8s cluster that allows none', 
         role: 'application',
         env: {},
         labels: {},
-        spark: {
+        spark: sparkSpec({
           name: 'stored',
           language: 'SCALA',
           clusterName: 'strict',
           jobClass: 'org.example.Main',
-          args: [],
           jobConfig: { 'spark.kubernetes.executor.volumes.hostPath.root.mount.path': '/host' },
-          pyRequirements: [],
-          packages: [],
-          memorySettings: { dynamicAllocation: false },
           artifacts: { jars: ['local:///opt/spark/examples/jars/spark-examples.jar'], files: [], pyFiles: [] },
-          tags: {},
-        },
+        }),
       }),
     ).rejects.toThrow(/jobConfig: spark\.kubernetes\.executor\.volumes\.hostPath\.root\.mount\.path/);
     expect(k8s.state.pods.size).toBe(pods);

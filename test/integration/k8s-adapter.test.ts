@@ -29,6 +29,7 @@ import { installChartRbac, helmAvailable, type ChartRelease } from '../../testki
 import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
 import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
 import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const realReady = k8sAvailable() && helmAvailable();
 
@@ -70,14 +71,13 @@ function scalaSpec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['sp
     role: 'application',
     env: { TEAM: 'data' },
     labels: { jobId: '0123abcd', groupId: 'g-42', scheduleId: 'sched 7' },
-    spark: {
+    spark: sparkSpec({
       name: 'spark-pi',
       language: 'SCALA',
       clusterName: 'k8s-test',
       jobClass: 'org.example.SparkPi',
       args: ['100', '--verbose'],
       jobConfig: { 'spark.sql.shuffle.partitions': '8', 'spark.executor.memory': '3g' },
-      pyRequirements: [],
       packages: ['org.postgresql:postgresql:42.7.4', 'com.example:util:1.0'],
       memorySettings: { dynamicAllocation: false, driverCores: 2, driverMemory: '2g', executors: 3 },
       artifacts: {
@@ -85,9 +85,8 @@ function scalaSpec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['sp
         files: ['/srv/artifacts/jobs/0123abcd/app.conf'],
         pyFiles: [],
       },
-      tags: {},
       ...spark,
-    },
+    }),
     ...over,
   };
 }

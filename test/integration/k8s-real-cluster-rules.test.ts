@@ -22,6 +22,7 @@ import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/
 import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
 import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import { until } from '../../testkit/wait';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const NS = 'spark-jobs';
 const realReady = k8sAvailable() && helmAvailable();
@@ -34,20 +35,14 @@ function spec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['spark']
     role: 'application',
     env: {},
     labels: { jobId: 'rules' },
-    spark: {
+    spark: sparkSpec({
       name: 'rules',
       language: 'SCALA',
       clusterName: 'k8s',
       jobClass: 'org.example.Main',
-      args: [],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
-      memorySettings: { dynamicAllocation: false },
       artifacts: { jars: ['https://repo.example.com/app.jar'], files: [], pyFiles: [] },
-      tags: {},
       ...spark,
-    },
+    }),
     ...over,
   };
 }

@@ -32,6 +32,7 @@ import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/sha
 import { motoAvailable, startMoto, type MotoServer } from '../../testkit/moto';
 import type { PodRunOptions } from '../../testkit/pod-runner';
 import { until } from '../../testkit/wait';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 let NS: string;
 const BUCKET = 'spark-bucket';
@@ -146,15 +147,11 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
       role: 'application',
       env: {},
       labels: { jobId },
-      spark: {
+      spark: sparkSpec({
         name: 's3a-read',
-        language: 'PYTHON',
         clusterName: 'k8s-s3',
         jobClass: 'main',
         args: [dataUri],
-        jobConfig: {},
-        pyRequirements: [],
-        packages: [],
         memorySettings: { dynamicAllocation: false, driverMemory: '512m' },
         artifacts: {
           jars: [],
@@ -164,8 +161,7 @@ describe.skipIf(!ready)('k8s artifacts through an S3-compatible server, read ove
           ],
           files: [storeFile(jobId, 'files', 'words.txt', 'one two three four five\n')],
         },
-        tags: {},
-      },
+      }),
     };
   }
 

@@ -13,6 +13,7 @@ import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/
 import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
 import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
 import { until } from '../../testkit/wait';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const ready = k8sAvailable() && helmAvailable();
 const IMAGE = 'apache/spark:3.5.7-python3';
@@ -67,18 +68,7 @@ function spec(type: SqlEngine, generation = 1): DriverSpec {
     engine: { type, stateKey: 'k8s-sql' },
     env: {},
     labels: {},
-    spark: {
-      name: `${type} engine`,
-      language: 'SCALA',
-      clusterName: 'k8s-sql',
-      args: [],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
-      memorySettings: { dynamicAllocation: false },
-      artifacts: { jars: [], files: [], pyFiles: [] },
-      tags: {},
-    },
+    spark: sparkSpec({ name: `${type} engine`, language: 'SCALA', clusterName: 'k8s-sql' }),
   };
 }
 

@@ -10,26 +10,19 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jobWorkflowId } from '../../domain/ids';
 import { newJobRecord, singleJobDriverId, SUBMITTED_VERSION, type JobWorkflowInput } from '../../domain/job';
-import type { SparkSpec } from '../../domain/types';
 import { acceptedUpdate, stopJobUpdate, type singleJobWorkflow } from '../../workflows/job';
 import { fakeCluster } from './fake-activities';
 import { eventually, startWorkflowEnv, TASK_QUEUE, type WorkflowTestEnv } from './workflow-env';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
-const spec: SparkSpec = {
+const spec = sparkSpec({
   name: 'etl',
-  language: 'PYTHON',
-  clusterName: 'local',
   jobClass: 'main.py',
-  args: [],
-  jobConfig: {},
-  pyRequirements: [],
-  packages: [],
-  memorySettings: { dynamicAllocation: false },
   artifacts: { jars: [], files: [], pyFiles: ['store/main.py'] },
   tags: { team: 'data' },
-};
+});
 
 type Handle = WorkflowHandle<typeof singleJobWorkflow>;
 type Cluster = ReturnType<typeof fakeCluster>;

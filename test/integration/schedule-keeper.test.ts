@@ -18,6 +18,7 @@ import {
 } from '../../workflows/schedule';
 import { fakeTemporalSchedules, readModel } from './fake-activities';
 import { eventually, startWorkflowEnv, TASK_QUEUE, type WorkflowTestEnv } from './workflow-env';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const read = readModel();
 const temporal = fakeTemporalSchedules();
@@ -53,19 +54,7 @@ async function start(
       memorySettings: { dynamicAllocation: false },
       ...over,
     },
-    spec: {
-      name: `s-${id}`,
-      language: 'PYTHON',
-      clusterName: 'local',
-      jobClass: 'main.py',
-      args: [],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
-      memorySettings: { dynamicAllocation: false },
-      artifacts: { jars: [], files: [], pyFiles: [] },
-      tags: {},
-    },
+    spec: sparkSpec({ name: `s-${id}`, jobClass: 'main.py' }),
     taskQueue: 'jobs',
   };
   const h = await t.env.client.workflow.start<typeof scheduleWorkflow>('scheduleWorkflow', {

@@ -11,7 +11,6 @@ import {
   type SqlEngineRecord,
   type SqlEngineWorkflowInput,
 } from '../../domain/sql-engine';
-import type { SparkSpec } from '../../domain/types';
 import {
   engineQuery,
   engineUsedSignal,
@@ -21,6 +20,7 @@ import {
 } from '../../workflows/sql-engine';
 import { fakeCluster } from './fake-activities';
 import { eventually, startWorkflowEnv, TASK_QUEUE, type WorkflowTestEnv } from './workflow-env';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 // Launched drivers stay PENDING until the test says the engine answers (cluster.ready).
 const cluster = fakeCluster({ phase: 'PENDING' });
@@ -31,18 +31,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
-const spark: SparkSpec = {
-  name: 'sql-engine-spark_sql',
-  language: 'PYTHON',
-  clusterName: 'local',
-  args: [],
-  jobConfig: {},
-  pyRequirements: [],
-  packages: [],
-  memorySettings: { dynamicAllocation: false },
-  artifacts: { jars: [], files: [], pyFiles: [] },
-  tags: {},
-};
+const spark = sparkSpec({ name: 'sql-engine-spark_sql' });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const wait = { force: false, wait: true };

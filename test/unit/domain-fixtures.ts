@@ -1,21 +1,20 @@
 // Small records for the domain unit tests.
 import type { InstanceState } from '../../domain/group';
 import type { Group, Job, Schedule, SparkSpec } from '../../domain/types';
+import { sparkSpec } from '../../testkit/spark-spec';
 
-export const spec = (over: Partial<SparkSpec> = {}): SparkSpec => ({
-  name: 'etl',
-  language: 'PYTHON',
-  clusterName: 'local',
-  jobClass: 'main.py',
-  args: ['--day', '1'],
-  jobConfig: { 'spark.x': '1' },
-  pyRequirements: ['numpy'],
-  packages: [],
-  memorySettings: { dynamicAllocation: false, executors: 1 },
-  artifacts: { jars: [], files: ['store/a/data.csv'], pyFiles: ['store/a/main.py'] },
-  tags: { team: 'data' },
-  ...over,
-});
+export const spec = (over: Partial<SparkSpec> = {}): SparkSpec =>
+  sparkSpec({
+    name: 'etl',
+    jobClass: 'main.py',
+    args: ['--day', '1'],
+    jobConfig: { 'spark.x': '1' },
+    pyRequirements: ['numpy'],
+    memorySettings: { dynamicAllocation: false, executors: 1 },
+    artifacts: { jars: [], files: ['store/a/data.csv'], pyFiles: ['store/a/main.py'] },
+    tags: { team: 'data' },
+    ...over,
+  });
 
 export const job = (over: Partial<Job> = {}): Job => ({
   jobId: 'j1',

@@ -14,6 +14,7 @@ import { toCluster, type ClusterDoc } from '../../api/clusters/service';
 import type { DriverSpec } from '../../domain/driver';
 import { MASK, sealClusterSecrets, unsealClusterSecrets } from '../../lib/cluster-secrets';
 import { expandK8s } from '../../testkit/pod-runner';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7', K8S_NAMESPACE: 'jobs', ARTIFACT_DIR: '/srv/a' };
 const cluster: K8sCluster = { name: 'c', url: 'https://k8s.example.com' };
@@ -24,18 +25,7 @@ function spec(over: Partial<DriverSpec> = {}): DriverSpec {
     role: 'runner',
     env: { TEMPORAL_ADDRESS: '127.0.0.1:7233' },
     labels: {},
-    spark: {
-      name: 'g',
-      language: 'PYTHON',
-      clusterName: 'c',
-      args: [],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
-      memorySettings: { dynamicAllocation: false },
-      artifacts: { jars: [], files: [], pyFiles: [] },
-      tags: {},
-    },
+    spark: sparkSpec({ name: 'g', clusterName: 'c' }),
     ...over,
   };
 }

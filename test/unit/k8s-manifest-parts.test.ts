@@ -40,6 +40,7 @@ import {
 import type { DriverSpec } from '../../domain/driver';
 import { IMAGE_REFERENCE, K8S_NAMESPACE_NAME } from '../../api/clusters/schemas';
 import { directSecret } from '../../lib/driver-secret';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7', K8S_NAMESPACE: 'jobs', ARTIFACT_DIR: '/srv/artifacts' };
 const withKeys: K8sCluster = {
@@ -59,20 +60,14 @@ function spec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['spark']
     env: {},
     labels: { jobId: 'abc' },
     ...over,
-    spark: {
+    spark: sparkSpec({
       name: 'pi',
       language: 'SCALA',
       clusterName: 'prod',
       jobClass: 'org.example.Pi',
-      args: [],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
-      memorySettings: { dynamicAllocation: false },
       artifacts: { jars: ['/srv/artifacts/jobs/abc/pi.jar'], files: [], pyFiles: [] },
-      tags: {},
       ...spark,
-    },
+    }),
   };
 }
 

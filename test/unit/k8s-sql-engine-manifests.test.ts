@@ -12,6 +12,7 @@ import { TRINO_CONTAINER } from '../../activities/adapters/k8s/trino';
 import { validateManifests } from '../../activities/adapters/k8s/validate';
 import type { DriverSpec, DriverStatus } from '../../domain/driver';
 import { sqlEngineDriverId, type SqlEngine } from '../../domain/sql-engine';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const config = { K8S_SPARK_IMAGE: 'apache/spark:3.5.7', K8S_NAMESPACE: 'jobs', ARTIFACT_DIR: '/srv/artifacts' };
 const cluster: K8sCluster = {
@@ -29,19 +30,7 @@ function spec(type: SqlEngine, spark: Partial<DriverSpec['spark']> = {}): Driver
     engine: { type, stateKey: 'prod' },
     env: { TEAM: 'data' },
     labels: {},
-    spark: {
-      name: `${type} engine`,
-      language: 'SCALA',
-      clusterName: 'prod',
-      args: [],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
-      memorySettings: { dynamicAllocation: false },
-      artifacts: { jars: [], files: [], pyFiles: [] },
-      tags: {},
-      ...spark,
-    },
+    spark: sparkSpec({ name: `${type} engine`, language: 'SCALA', clusterName: 'prod', ...spark }),
   };
 }
 

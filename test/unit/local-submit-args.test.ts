@@ -10,6 +10,7 @@ import {
   usesPython,
 } from '../../activities/adapters/local/submit-args';
 import { InvalidSpecError, type DriverSpec } from '../../domain/driver';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 // Made at load time: the it.each table below names files in it.
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'submit-args-'));
@@ -36,20 +37,14 @@ function spec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['spark']
     env: {},
     labels: {},
     ...over,
-    spark: {
+    spark: sparkSpec({
       name: 'wordcount',
-      language: 'PYTHON',
       clusterName: 'default',
       jobClass: 'main',
       args: ['in.txt'],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
-      memorySettings: { dynamicAllocation: false },
       artifacts: { jars: [], files: [], pyFiles: [file('helpers.py'), file('main.py')] },
-      tags: {},
       ...spark,
-    },
+    }),
   };
 }
 const scala = (spark: Partial<DriverSpec['spark']> = {}) =>

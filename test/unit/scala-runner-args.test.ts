@@ -8,6 +8,7 @@ import { buildDriverManifests } from '../../activities/adapters/k8s/manifests';
 import { sparkSubmitArgs } from '../../activities/adapters/local/submit-args';
 import { IMAGE_JVM_DIR, RUNNER_JVM_JARS } from '../../activities/adapters/runner-jvm';
 import { InvalidSpecError, type DriverSpec } from '../../domain/driver';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 let dir: string;
 let stackDir: string;
@@ -31,18 +32,13 @@ const spec = (language: 'SCALA' | 'PYTHON', jars: string[]): DriverSpec => ({
   role: 'runner',
   env: { RUNNER_LANGUAGE: language },
   labels: { groupId: 'g1' },
-  spark: {
+  spark: sparkSpec({
     name: 'g-0',
     language,
     clusterName: 'default',
-    args: [],
-    jobConfig: {},
-    pyRequirements: [],
     packages: ['org.apache.commons:commons-csv:1.10.0'],
-    memorySettings: { dynamicAllocation: false },
     artifacts: { jars, files: [], pyFiles: [] },
-    tags: {},
-  },
+  }),
 });
 
 const optOf = (args: string[], flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);

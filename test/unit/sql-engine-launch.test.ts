@@ -16,6 +16,7 @@ import {
 import { THRIFT_SERVER_CLASS, trinoHeapMiB } from '../../activities/adapters/sql-engine-config';
 import { InvalidSpecError, type DriverSpec } from '../../domain/driver';
 import { sqlEngineDriverId } from '../../domain/sql-engine';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'sql-engine-launch-'));
 const trinoHome = path.join(tmp, 'trino-server-368');
@@ -38,19 +39,7 @@ function spec(type: 'SPARK_SQL' | 'TRINO', spark: Partial<DriverSpec['spark']> =
     engine: { type, stateKey: 'default' },
     env: {},
     labels: {},
-    spark: {
-      name: 'sql engine',
-      language: 'SCALA',
-      clusterName: 'default',
-      args: [],
-      jobConfig: {},
-      pyRequirements: [],
-      packages: [],
-      memorySettings: { dynamicAllocation: false },
-      artifacts: { jars: [], files: [], pyFiles: [] },
-      tags: {},
-      ...spark,
-    },
+    spark: sparkSpec({ name: 'sql engine', language: 'SCALA', clusterName: 'default', ...spark }),
   };
 }
 
