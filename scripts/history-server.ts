@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config } from '../lib/config';
+import { UI_FILTER_CLASS } from '../activities/adapters/local/ui-filter';
 import type { Command } from './services';
 
 export const HISTORY_SERVER_CLASS = 'org.apache.spark.deploy.history.HistoryServer';
@@ -16,6 +17,8 @@ export interface HistoryServerOptions {
   runDir: string;
   /** How often it looks for new and updated logs (default 2 s). */
   updateInterval?: string;
+  /** The folder of the Host check's classes (activities/adapters/local/ui-filter.ts), when it could be made. */
+  filterClasses?: string;
 }
 
 /** The port of SPARK_HISTORY_URL (its scheme's default when the URL names none). */
@@ -35,6 +38,7 @@ export function historyServerCommand(o: HistoryServerOptions): Command & { env: 
     'spark.history.fs.update.interval': o.updateInterval ?? '2s',
     // Retention (activities/retention.ts) removes logs with their driver folders; the links go with them.
     'spark.history.fs.cleaner.enabled': 'false',
+    ...(o.filterClasses && { 'spark.ui.filters': UI_FILTER_CLASS }),
   };
   const file = path.join(o.runDir, 'spark-history.properties');
   writeFileSync(
@@ -48,7 +52,11 @@ export function historyServerCommand(o: HistoryServerOptions): Command & { env: 
     args: [
       '-Xmx256m',
       '-cp',
-      `${path.join(SPARK_HOME, 'conf')}:${path.join(SPARK_HOME, 'jars', '*')}`,
+      [
+        path.join(SPARK_HOME, 'conf'),
+        path.join(SPARK_HOME, 'jars', '*'),
+        ...(o.filterClasses ? [o.filterClasses] : []),
+      ].join(':'),
       HISTORY_SERVER_CLASS,
       '--properties-file',
       file,

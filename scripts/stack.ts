@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, ROOT } from '../lib/config';
+import { uiFilterClasses } from '../activities/adapters/local/ui-filter';
 import { historyServerCommand } from './history-server';
 import { killDrivers, serverCommands, serviceCommand, startLogged, waitForPort, type Command } from './services';
 import { supervise, type Supervised } from './supervise';
@@ -49,7 +50,9 @@ async function up() {
   });
   const commands = { worker: serviceCommand('worker', runner), api: serviceCommand('api', runner) };
   // Spark's History Server over the drivers' event logs, on loopback (SPARK_HISTORY_URL's port).
-  const history = historyServerCommand({ config: loadConfig({ ...env, STACK_DIR: stackDir }), runDir });
+  const config = loadConfig({ ...env, STACK_DIR: stackDir });
+  const filterClasses = await uiFilterClasses(config.SPARK_HOME, config.STACK_DIR);
+  const history = historyServerCommand({ config, runDir, filterClasses });
   mkdirSync(pidDir, { recursive: true });
   writeFileSync(pidFile, String(process.pid));
   const mongoUrl = `mongodb://127.0.0.1:${ports.mongo}/?directConnection=true`;

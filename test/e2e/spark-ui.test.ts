@@ -15,6 +15,7 @@ import { singleJobDriverId } from '../../domain/job';
 import { loadConfig } from '../../lib/config';
 import { historyServerCommand } from '../../scripts/history-server';
 import { freePort } from '../../activities/adapters/local/sql-engine';
+import { uiFilterClasses } from '../../activities/adapters/local/ui-filter';
 import { launchBrowser, screenshot } from '../../testkit/browser';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
@@ -66,6 +67,18 @@ function raw(
   });
 }
 
+/** The status of a GET straight to a Spark UI's port on loopback, with these headers. */
+function direct(port: number, p: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: p, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 const asViewer = (p: string) => call(h, 'GET', p, undefined, bearer(viewerKey));
 const getJob = async () => (await call(h, 'GET', `/job/${jobId}`, undefined, bearer(ADMIN_KEY))).body;
 
@@ -92,10 +105,12 @@ beforeAll(async () => {
     SPARK_HISTORY_URL: historyUrl,
     SPARK_HISTORY_DIR: historyDir,
   };
+  const config = loadConfig({ ...process.env, ...env });
   const hs = historyServerCommand({
-    config: loadConfig({ ...process.env, ...env }),
+    config,
     runDir: dir,
     updateInterval: '1s',
+    filterClasses: await uiFilterClasses(config.SPARK_HOME, config.STACK_DIR),
   });
   // Its log goes to a file, never to the test's output.
   const out = createWriteStream(path.join(dir, 'spark-history.log'));
@@ -161,6 +176,12 @@ describe('the Spark UI through the API', () => {
     const listeners = listenersOn(ui.port);
     expect(listeners.length).toBeGreaterThan(0);
     expect(listeners.filter((a) => !LOOPBACK.has(a))).toEqual([]);
+    // Straight at the port, a rebound DNS name or another site's page is refused by the UI's Host check.
+    expect(await direct(ui.port, '/jobs/', { host: `127.0.0.1:${ui.port}` })).toBe(200);
+    expect(await direct(ui.port, '/jobs/', { host: `localhost:${ui.port}` })).toBe(200);
+    expect(await direct(ui.port, '/jobs/', { host: `attacker.example:${ui.port}` })).toBe(403);
+    expect(await direct(ui.port, '/jobs/', { host: `127.0.0.1.attacker.example` })).toBe(403);
+    expect(await direct(ui.port, '/jobs/', { host: `127.0.0.1:${ui.port}`, 'sec-fetch-site': 'cross-site' })).toBe(403);
   });
 
   it('refuses anonymous callers, other methods and every spelling that would leave the job’s UI', async () => {
@@ -257,9 +278,11 @@ describe('the Spark UI through the API', () => {
       });
     }
     expect((await raw('GET', `/api/v1/job/${jobId}/history/static/webui.css`, v)).status).toBe(200);
-    // The History Server listens on loopback only.
+    // The History Server listens on loopback only, and checks Host as the drivers' UIs do.
     const hsPort = Number(new URL(h.config.SPARK_HISTORY_URL).port);
     expect(listenersOn(hsPort).filter((a) => !LOOPBACK.has(a))).toEqual([]);
+    expect(await direct(hsPort, '/api/v1/applications', { host: `127.0.0.1:${hsPort}` })).toBe(200);
+    expect(await direct(hsPort, '/api/v1/applications', { host: `rebound.attacker.example:${hsPort}` })).toBe(403);
   });
 
   it('links the history from the console’s page of the ended job, with its stages summary', async () => {

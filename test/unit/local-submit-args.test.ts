@@ -150,10 +150,24 @@ describe('the Spark UI', () => {
     const conf = localSparkConf(
       spec({}, { jobConfig: { 'spark.ui.port': '4040', 'spark.ui.killEnabled': 'true' } }),
       config,
-      45123,
+      { port: 45123 },
     );
     expect(conf).toMatchObject({ 'spark.ui.port': '45123', 'spark.ui.killEnabled': 'false' });
+    expect(conf['spark.ui.filters']).toBeUndefined();
     expect(localSparkConf(spec(), config)['spark.ui.port']).toBeUndefined();
+  });
+
+  it('puts the Host check in front of it, after the filters and classpath the job set', () => {
+    const ui = { port: 45123, filterClasses: '/stack/jvm/ui-filter-1' };
+    expect(localSparkConf(spec(), config, ui)).toMatchObject({
+      'spark.ui.filters': 'sparkorchestrator.LoopbackHostFilter',
+      'spark.driver.extraClassPath': '/stack/jvm/ui-filter-1',
+    });
+    const own = { 'spark.ui.filters': 'com.example.Auth', 'spark.driver.extraClassPath': '/opt/x.jar' };
+    expect(localSparkConf(spec({}, { jobConfig: own }), config, ui)).toMatchObject({
+      'spark.ui.filters': 'com.example.Auth,sparkorchestrator.LoopbackHostFilter',
+      'spark.driver.extraClassPath': '/opt/x.jar:/stack/jvm/ui-filter-1',
+    });
   });
 });
 

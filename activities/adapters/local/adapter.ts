@@ -29,6 +29,7 @@ import { killDriver, spawnDriver, waitUntil } from './process';
 import { pythonFor } from './python-env';
 import { freePort, sqlEnginePlan } from './sql-engine';
 import { uiFile } from './spark-ui';
+import { uiFilterClasses } from './ui-filter';
 import { LOOPBACK_ENV, sparkSubmitArgs, usesPython, type LaunchPlan } from './submit-args';
 
 /** TRINO_HOME may be left out: TRINO engines then fail to launch as not installed. */
@@ -71,7 +72,8 @@ function driverDir(config: LocalAdapterConfig, driverId: string): string {
 async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan> {
   // The UI's port is chosen here and recorded in the folder: the API's proxy finds it there (spark-ui.ts).
   const uiPort = await freePort();
-  const argv = sparkSubmitArgs(spec, l.config, l.runnerPath, uiPort);
+  const filterClasses = await uiFilterClasses(l.config.SPARK_HOME, l.config.STACK_DIR);
+  const argv = sparkSubmitArgs(spec, l.config, l.runnerPath, { port: uiPort, filterClasses });
   const python = usesPython(spec) ? await pythonFor(l.config, spec.spark.pyRequirements) : l.config.PYTHON;
   const env: Record<string, string> = {
     SPARK_HOME: l.config.SPARK_HOME,

@@ -13,7 +13,8 @@ import type { Config } from '../../../lib/config';
 import { THRIFT_SERVER_CLASS, trinoEtcFiles, trinoHeapMiB } from '../sql-engine-config';
 import { DRIVER_FILES } from './driver-files';
 import { uiFile } from './spark-ui';
-import { localSparkConf, sparkSubmitOptions, type LaunchPlan, type SubmitConfig } from './submit-args';
+import { localSparkConf, sparkSubmitOptions, type LaunchPlan, type LocalUi, type SubmitConfig } from './submit-args';
+import { uiFilterClasses } from './ui-filter';
 
 export type EngineConfig = SubmitConfig & Pick<Config, 'PYTHON'> & Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR'>>;
 
@@ -50,29 +51,30 @@ export async function freePort(host = ENGINE_HOST): Promise<number> {
  * exists) for a spec without an engine, a stateKey that is no folder name, or a TRINO engine on a host
  * without Trino.
  */
-export function sqlEngineLaunch(spec: DriverSpec, config: EngineConfig, port: number, uiPort?: number): LaunchPlan {
+export function sqlEngineLaunch(spec: DriverSpec, config: EngineConfig, port: number, ui?: LocalUi): LaunchPlan {
   const engine = spec.engine;
   if (!engine) throw new InvalidSpecError(`driver ${spec.driverId} has role sql-engine but no engine`);
   if (!STATE_KEY.test(engine.stateKey))
     throw new InvalidSpecError(`invalid engine stateKey ${JSON.stringify(engine.stateKey)}`);
   const plan =
-    engine.type === 'TRINO'
-      ? trinoLaunch(spec, config, port)
-      : sparkSqlLaunch(spec, config, engine.stateKey, port, uiPort);
+    engine.type === 'TRINO' ? trinoLaunch(spec, config, port) : sparkSqlLaunch(spec, config, engine.stateKey, port, ui);
   const endpoint: EngineEndpoint = { host: ENGINE_HOST, port };
   return { ...plan, files: { ...plan.files, [DRIVER_FILES.endpoint]: `${JSON.stringify(endpoint)}\n` } };
 }
 
 /** sqlEngineLaunch on a free port. */
-export const sqlEnginePlan = async (spec: DriverSpec, config: EngineConfig): Promise<LaunchPlan> =>
-  sqlEngineLaunch(spec, config, await freePort(), spec.engine?.type === 'TRINO' ? undefined : await freePort());
+export async function sqlEnginePlan(spec: DriverSpec, config: EngineConfig): Promise<LaunchPlan> {
+  if (spec.engine?.type === 'TRINO') return sqlEngineLaunch(spec, config, await freePort());
+  const ui = { port: await freePort(), filterClasses: await uiFilterClasses(config.SPARK_HOME, config.STACK_DIR) };
+  return sqlEngineLaunch(spec, config, await freePort(), ui);
+}
 
 function sparkSqlLaunch(
   spec: DriverSpec,
   config: EngineConfig,
   stateKey: string,
   port: number,
-  uiPort?: number,
+  ui?: LocalUi,
 ): LaunchPlan {
   const state = sqlStateDir(config, stateKey);
   const dir = path.resolve(config.DRIVER_DIR, spec.driverId);
@@ -82,8 +84,8 @@ function sparkSqlLaunch(
   const conf = {
     // A UI only on a port chosen at launch and recorded in the folder (spark-ui.ts): engines share the host
     // with every other driver, and Spark's own choice (4040 and up) would move from run to run.
-    'spark.ui.enabled': uiPort === undefined ? 'false' : 'true',
-    ...localSparkConf(spec, config, uiPort),
+    'spark.ui.enabled': ui === undefined ? 'false' : 'true',
+    ...localSparkConf(spec, config, ui),
     // The stateKey's warehouse, whatever the settings say: it is what the metastore's tables point into.
     'spark.sql.warehouse.dir': path.join(state, 'warehouse'),
   };
@@ -105,7 +107,7 @@ function sparkSqlLaunch(
     argv,
     env: { SPARK_HOME: config.SPARK_HOME },
     dirs: [DRIVER_FILES.eventLog, OPERATION_LOG_DIR, path.join(state, 'warehouse')],
-    files: uiPort === undefined ? {} : { [DRIVER_FILES.ui]: uiFile(uiPort) },
+    files: ui === undefined ? {} : { [DRIVER_FILES.ui]: uiFile(ui.port) },
   };
 }
 

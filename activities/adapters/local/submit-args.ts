@@ -7,6 +7,7 @@ import { InvalidSpecError, type DriverSpec } from '../../../domain/driver';
 import { memorySparkConf } from '../../../domain/memory';
 import type { Config } from '../../../lib/config';
 import { DRIVER_FILES } from './driver-files';
+import { uiFilterConf } from './ui-filter';
 
 export type SubmitConfig = Pick<Config, 'SPARK_HOME' | 'DRIVER_DIR' | 'LOCAL_SPARK_THREADS' | 'STACK_DIR'>;
 
@@ -62,14 +63,15 @@ export function localMainResource(spec: DriverSpec, runnerPath: string, stackDir
 
 /**
  * The driver's Spark properties: its event log (which names the application id, and which the History Server
- * reads), memory settings, jobConfig, and, given `uiPort`, its web UI on that port.
+ * reads), memory settings, jobConfig, and, given `ui`, its web UI on that port behind the Host check of
+ * ui-filter.ts (when its classes could be compiled).
  */
 export function localSparkConf(
   spec: DriverSpec,
   config: Pick<SubmitConfig, 'DRIVER_DIR'>,
-  uiPort?: number,
+  ui?: LocalUi,
 ): Record<string, string> {
-  return {
+  const conf: Record<string, string> = {
     // The event log's file name is the application id, which Spark logs nowhere else in local mode.
     'spark.eventLog.enabled': 'true',
     'spark.eventLog.dir': pathToFileURL(
@@ -82,9 +84,16 @@ export function localSparkConf(
     ...spec.spark.jobConfig,
     // Whatever the job says: a local driver (its RPC, block manager, UI) listens on loopback only, its UI
     // on the port recorded in its folder (the API's proxy reaches it there), with no kill buttons.
-    ...(uiPort !== undefined && { 'spark.ui.port': String(uiPort), 'spark.ui.killEnabled': 'false' }),
+    ...(ui && { 'spark.ui.port': String(ui.port), 'spark.ui.killEnabled': 'false' }),
     ...LOOPBACK_CONF,
   };
+  return ui?.filterClasses ? { ...conf, ...uiFilterConf(conf, ui.filterClasses) } : conf;
+}
+
+/** Where a driver's UI listens, and the folder of the Host check's classes (ui-filter.ts). */
+export interface LocalUi {
+  port: number;
+  filterClasses?: string;
 }
 
 /** Where a local driver listens. */
@@ -129,8 +138,8 @@ export function sparkSubmitOptions(
  * The spark-submit command line of a driver. Throws an InvalidSpecError naming what is missing when
  * the spec has no runnable main resource (the caller makes that a non-retryable failure).
  */
-export function sparkSubmitArgs(spec: DriverSpec, config: SubmitConfig, runnerPath: string, uiPort?: number): string[] {
+export function sparkSubmitArgs(spec: DriverSpec, config: SubmitConfig, runnerPath: string, ui?: LocalUi): string[] {
   const r = localMainResource(spec, runnerPath, config.STACK_DIR);
-  const options = sparkSubmitOptions(spec, config, localSparkConf(spec, config, uiPort), r);
+  const options = sparkSubmitOptions(spec, config, localSparkConf(spec, config, ui), r);
   return [path.join(config.SPARK_HOME, 'bin', 'spark-submit'), ...options, r.main, ...spec.spark.args];
 }
