@@ -98,6 +98,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     DRIVER_DIR: path.join(o.dir, 'drivers'),
     // Engines' tables of a test or benchmark are its own, never the dev stack's.
     SQL_DATA_DIR: path.join(o.dir, 'sql'),
+    // And so are the links of its drivers' event logs (the History Server's folder).
+    SPARK_HISTORY_DIR: path.join(o.dir, 'spark-history'),
     // Without a worker of the stack's own nobody would watch or remove what the API launches at submit.
     ...((o.worker ?? 'in-process') === 'none' ? { LAUNCH_AT_SUBMIT: 'off' } : {}),
     ...o.env,

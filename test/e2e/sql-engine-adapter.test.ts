@@ -87,7 +87,7 @@ const groupMembers = (pgid: number): number[] =>
 
 /** What each engine leaves in its driver folder (besides the wrapper's files), and nothing else. */
 const FOLDER: Record<SqlEngine, string[]> = {
-  SPARK_SQL: [DRIVER_FILES.appId, 'derby.log', DRIVER_FILES.eventLog, 'operation_logs'],
+  SPARK_SQL: [DRIVER_FILES.appId, 'derby.log', DRIVER_FILES.eventLog, 'operation_logs', DRIVER_FILES.ui],
   TRINO: [TRINO_DIRS.etc.split('/')[0]],
 };
 const READY_LINE: Record<SqlEngine, string> = { SPARK_SQL: 'HiveThriftServer2 started', TRINO: 'SERVER STARTED' };
