@@ -8,31 +8,32 @@
 // at all fail the job with a clear message. No key or passphrase comes back in any answer.
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
+import type { ChartRelease } from '../../testkit/kube/chart-rbac';
 import {
   issueClientCert,
-  k8sAvailable,
   kubeRequest,
   type ClientCertificate,
   type ControlPlaneInfo,
 } from '../../testkit/kube/control-plane';
-import { startKubelet, type Kubelet } from '../../testkit/kube/kubelet';
-import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
+import { K8S_SETUP_TIMEOUT_MS } from '../../testkit/kube/shared';
 import type { MotoServer } from '../../testkit/moto';
-import { motoAvailable } from '../../testkit/moto';
-import { call, eventually, form, startHarness, type Harness } from '../harness';
-import { startStorage } from './broken-fixture';
+import { call, eventually, form, type Harness } from '../harness';
+import { realK8s, realK8sCluster, realK8sReady } from './real-k8s-fixture';
 
 const RELEASE_NS = 'client-cert';
 const RELEASE = 'clientcert';
 const USER = 'spark-orchestrator-cert';
 const GROUP = 'spark-operators';
 const PASSPHRASE = 'client-key-passphrase-31';
-const ready = k8sAvailable() && helmAvailable() && motoAvailable();
+const ready = realK8sReady();
+const k8s = realK8s({
+  release: RELEASE,
+  releaseNs: RELEASE_NS,
+  plan: (pod) => ({ hold: [`driver of ${pod.metadata?.name} running`, 'second line'] }),
+});
 
 let cp: ControlPlaneInfo;
 let release: ChartRelease;
-let kubelet: Kubelet;
 let storage: MotoServer;
 let h: Harness;
 let NS: string;
@@ -41,23 +42,7 @@ const secrets: string[] = [PASSPHRASE];
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-const cluster = (name: string, creds: Record<string, string>) => ({
-  name,
-  type: 'k8s',
-  url: cp.url,
-  temporalAddress: 'temporal.example:7233',
-  sparkStorage: 'main',
-  storages: {
-    main: {
-      sparkBucket: 'spark',
-      endpoint: storage.endpoint,
-      region: 'us-east-1',
-      accessKey: 'broken-access',
-      secretKey: 'broken-secret',
-    },
-  },
-  ...creds,
-});
+const cluster = (name: string, creds: Record<string, string>) => realK8sCluster(cp, storage, name, creds);
 
 const issue = (o: Parameters<typeof issueClientCert>[1]): ClientCertificate => {
   const c = issueClientCert(cp, o);
@@ -97,24 +82,10 @@ async function bindUserAsTheService(user: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  cp = await sharedControlPlane(inject('testDir'));
-  [release, storage] = await Promise.all([installChartRbac(cp, RELEASE, RELEASE_NS), startStorage()]);
-  NS = release.driverNamespace;
+  ({ cp, release, storage, h, ns: NS } = await k8s.start(inject('testDir')));
   await bindUserAsTheService(USER);
-  kubelet = await startKubelet({
-    cp,
-    nodeName: `node-${NS}`,
-    namespaces: [NS],
-    dir: `${inject('testDir')}/kubelet-${NS}`,
-    plan: (pod) => ({ hold: [`driver of ${pod.metadata?.name} running`, 'second line'] }),
-  });
-  h = await startHarness({ env: { K8S_NAMESPACE: NS } });
 }, K8S_SETUP_TIMEOUT_MS);
-afterAll(async () => {
-  await h?.stop();
-  await kubelet?.stop();
-  await storage?.stop();
-});
+afterAll(() => k8s.stop());
 
 const submit = async (name: string, clusterName: string) => {
   const r = await call(

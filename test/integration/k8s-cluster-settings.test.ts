@@ -12,20 +12,19 @@ import { k8sNames } from '../../activities/adapters/k8s/names';
 import { memoryPlacements, type K8sCluster } from '../../activities/adapters/k8s/options';
 import { sqlEngineDriverId } from '../../domain/sql-engine';
 import { Collections } from '../../lib/mongo';
-import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
+import type { ChartRelease } from '../../testkit/kube/chart-rbac';
 import {
   createNamespace,
-  k8sAvailable,
   kubeRequest,
   serviceAccountToken,
   type ControlPlaneInfo,
 } from '../../testkit/kube/control-plane';
-import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
-import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
+import type { PodPlan } from '../../testkit/kube/kubelet';
+import { K8S_SETUP_TIMEOUT_MS } from '../../testkit/kube/shared';
 import type { MotoServer } from '../../testkit/moto';
-import { motoAvailable } from '../../testkit/moto';
-import { call, eventually, form, startHarness, type Harness } from '../harness';
-import { startStorage } from './broken-fixture';
+import { call, eventually, form, type Harness } from '../harness';
+import { realK8s, realK8sCluster, realK8sReady } from './real-k8s-fixture';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 const RELEASE_NS = 'settings-rel';
 const RELEASE = 'settings';
@@ -33,11 +32,10 @@ const RELEASE = 'settings';
 const NS_A = 'settings-a';
 const NS_B = 'settings-b';
 const IMAGE_B = 'registry.example:5000/team-b/spark:3.5.7-python3';
-const ready = k8sAvailable() && helmAvailable() && motoAvailable();
+const ready = realK8sReady();
 
 let cp: ControlPlaneInfo;
 let release: ChartRelease;
-let kubelet: Kubelet;
 let storage: MotoServer;
 let h: Harness;
 
@@ -46,49 +44,26 @@ const plan = (pod: V1Pod): PodPlan => ({
   hold: [`running in ${pod.metadata?.namespace} with ${pod.spec?.containers?.[0]?.image}`, 'second line'],
 });
 
-const cluster = (name: string, extra: Record<string, unknown> = {}) => ({
-  name,
-  type: 'k8s',
-  url: cp.url,
-  caCert: cp.caCert,
-  token: release.token,
-  temporalAddress: 'temporal.example:7233',
-  sparkStorage: 'main',
-  storages: {
-    main: {
-      sparkBucket: 'spark',
-      endpoint: storage.endpoint,
-      region: 'us-east-1',
-      accessKey: 'broken-access',
-      secretKey: 'broken-secret',
-    },
-  },
-  ...extra,
+const k8s = realK8s({
+  release: RELEASE,
+  releaseNs: RELEASE_NS,
+  // Both drivers' namespaces exist before the chart (it creates only its default one); NS_A is its first.
+  namespaces: [NS_A, NS_B],
+  values: { spark: { namespaces: [NS_A, NS_B] } },
+  kubeletNamespaces: [NS_A, NS_B],
+  name: 'settings',
+  plan,
 });
 
+const cluster = (name: string, extra: Record<string, unknown> = {}) =>
+  realK8sCluster(cp, storage, name, { caCert: cp.caCert, token: release.token, ...extra });
+
 beforeAll(async () => {
-  cp = await sharedControlPlane(inject('testDir'));
-  // The chart creates only its default namespace; named ones exist beforehand.
-  await Promise.all([createNamespace(cp, NS_A), createNamespace(cp, NS_B)]);
-  [release, storage] = await Promise.all([
-    installChartRbac(cp, RELEASE, RELEASE_NS, { spark: { namespaces: [NS_A, NS_B] } }),
-    startStorage(),
-  ]);
-  expect(release.driverNamespace).toBe(NS_A);
-  kubelet = await startKubelet({
-    cp,
-    nodeName: 'node-settings',
-    namespaces: [NS_A, NS_B],
-    dir: `${inject('testDir')}/kubelet-settings`,
-    plan,
-  });
-  h = await startHarness({ env: { K8S_NAMESPACE: NS_A } });
+  let ns: string;
+  ({ cp, release, storage, h, ns } = await k8s.start(inject('testDir')));
+  expect(ns).toBe(NS_A);
 }, K8S_SETUP_TIMEOUT_MS);
-afterAll(async () => {
-  await h?.stop();
-  await kubelet?.stop();
-  await storage?.stop();
-});
+afterAll(() => k8s.stop());
 
 const admin = (method: string, p: string, body?: unknown) => kubeRequest(cp, cp.adminToken, method, p, body);
 const KINDS = ['pods', 'services', 'secrets', 'configmaps', 'networkpolicies'];
@@ -314,18 +289,7 @@ describe.skipIf(!ready)("a k8s cluster's namespace and Spark image, on a real AP
       engine: { type: 'TRINO', stateKey: 'engines' },
       env: {},
       labels: {},
-      spark: {
-        name: 'TRINO engine',
-        language: 'SCALA',
-        clusterName: 'engines',
-        args: [],
-        jobConfig: {},
-        pyRequirements: [],
-        packages: [],
-        memorySettings: { dynamicAllocation: false },
-        artifacts: { jars: [], files: [], pyFiles: [] },
-        tags: {},
-      },
+      spark: sparkSpec({ name: 'TRINO engine', language: 'SCALA', clusterName: 'engines' }),
     });
     expect((await admin('GET', `/api/v1/namespaces/${NS_B}/pods/${n.pod}`)).status).toBe(200);
     expect((await admin('GET', `/api/v1/namespaces/${NS_B}/configmaps/${n.configMap}`)).status).toBe(200);

@@ -10,30 +10,28 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createK8sAdapter } from '../../activities/adapters/k8s/adapter';
 import { k8sNames } from '../../activities/adapters/k8s/names';
 import { sqlEngineDriverId } from '../../domain/sql-engine';
-import { installChartRbac, helmAvailable, type ChartRelease } from '../../testkit/kube/chart-rbac';
+import type { ChartRelease } from '../../testkit/kube/chart-rbac';
 import {
   createNamespace,
-  k8sAvailable,
   kubeRequest,
   serviceAccountToken,
   type ControlPlaneInfo,
 } from '../../testkit/kube/control-plane';
-import { startKubelet, type Kubelet, type PodPlan } from '../../testkit/kube/kubelet';
-import { K8S_SETUP_TIMEOUT_MS, sharedControlPlane } from '../../testkit/kube/shared';
+import type { PodPlan } from '../../testkit/kube/kubelet';
+import { K8S_SETUP_TIMEOUT_MS } from '../../testkit/kube/shared';
 import type { MotoServer } from '../../testkit/moto';
-import { motoAvailable } from '../../testkit/moto';
-import { call, eventually, form, startHarness, type Harness } from '../harness';
-import { startStorage } from './broken-fixture';
+import { call, eventually, form, type Harness } from '../harness';
+import { realK8s, realK8sCluster, realK8sReady } from './real-k8s-fixture';
+import { sparkSpec } from '../../testkit/spark-spec';
 
 /** The release's namespace; drivers go to the chart's drivers' namespace (NS). */
 const RELEASE_NS = 'real-api';
 const RELEASE = 'realapi';
 let NS: string;
-const ready = k8sAvailable() && helmAvailable() && motoAvailable();
+const ready = realK8sReady();
 
 let cp: ControlPlaneInfo;
 let release: ChartRelease;
-let kubelet: Kubelet;
 let storage: MotoServer;
 let h: Harness;
 
@@ -46,44 +44,15 @@ function plan(pod: V1Pod): PodPlan {
   return { hold: [`driver of ${pod.metadata?.name} running`, 'second line'] };
 }
 
-const cluster = (name: string, token: string) => ({
-  name,
-  type: 'k8s',
-  url: cp.url,
-  caCert: cp.caCert,
-  token,
-  temporalAddress: 'temporal.example:7233',
-  sparkStorage: 'main',
-  storages: {
-    main: {
-      sparkBucket: 'spark',
-      endpoint: storage.endpoint,
-      region: 'us-east-1',
-      accessKey: 'broken-access',
-      secretKey: 'broken-secret',
-    },
-  },
-});
+const k8s = realK8s({ release: RELEASE, releaseNs: RELEASE_NS, plan });
+
+const cluster = (name: string, token: string) => realK8sCluster(cp, storage, name, { caCert: cp.caCert, token });
 
 beforeAll(async () => {
-  cp = await sharedControlPlane(inject('testDir'));
-  [release, storage] = await Promise.all([installChartRbac(cp, RELEASE, RELEASE_NS), startStorage()]);
-  NS = release.driverNamespace;
-  kubelet = await startKubelet({
-    cp,
-    nodeName: `node-${NS}`,
-    namespaces: [NS],
-    dir: `${inject('testDir')}/kubelet-${NS}`,
-    plan,
-  });
-  h = await startHarness({ env: { K8S_NAMESPACE: NS } });
+  ({ cp, release, storage, h, ns: NS } = await k8s.start(inject('testDir')));
   expect((await call(h, 'POST', '/cluster', cluster('real', release.token))).status).toBe(200);
 }, K8S_SETUP_TIMEOUT_MS);
-afterAll(async () => {
-  await h?.stop();
-  await kubelet?.stop();
-  await storage?.stop();
-});
+afterAll(() => k8s.stop());
 
 const admin = (method: string, p: string, body?: unknown) => kubeRequest(cp, cp.adminToken, method, p, body);
 type Owned = {
@@ -253,18 +222,7 @@ describe.skipIf(!ready)('the k8s adapter against a real API server with the char
       engine: { type: 'TRINO', stateKey: 'real' },
       env: {},
       labels: {},
-      spark: {
-        name: 'TRINO engine',
-        language: 'SCALA',
-        clusterName: 'real',
-        args: [],
-        jobConfig: {},
-        pyRequirements: [],
-        packages: [],
-        memorySettings: { dynamicAllocation: false },
-        artifacts: { jars: [], files: [], pyFiles: [] },
-        tags: {},
-      },
+      spark: sparkSpec({ name: 'TRINO engine', language: 'SCALA', clusterName: 'real' }),
     });
     const get = (p: string) => admin('GET', `/api/v1/namespaces/${NS}/${p}`);
     const pod = (await get(`pods/${n.pod}`)).body;
