@@ -23,6 +23,8 @@ const DRIVER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
 
 /** What the proxy needs of a job or engine. */
 export interface UiSubject {
+  /** Its id (decoded), as the route matched it. */
+  id: string;
   /** The API path of the subject (`/api/v1/job/<jobId>`), under which `/ui` and `/history` are served. */
   base: string;
   /** Its driver (the current try's), if it has one. */
@@ -51,6 +53,7 @@ export async function jobSubject({ store }: Pick<ApiDeps, 'store'>, jobId: strin
   if (!d) throw notFound(missing);
   const state = d.state as JobState;
   return {
+    id: jobId,
     base: jobBase(jobId),
     driverId: jobDriverId({ jobId, jobType: String(d.jobType), attempt: Number(d.attempt) }),
     live: !isTerminal(state) && state !== 'SUBMITTED' && state !== 'UNKNOWN',
@@ -71,6 +74,7 @@ export async function engineSubject(
   // Engines' records carry no application id: their driver folder has it (local clusters).
   const appId = driverId ? await findAppId(path.join(config.DRIVER_DIR, driverId)).catch(() => undefined) : undefined;
   return {
+    id: engineId,
     base: engineBase(engineId),
     driverId,
     live: d.state === SqlEngineState.RUNNING,
@@ -79,23 +83,40 @@ export async function engineSubject(
   };
 }
 
-/** The path after `<base>/<kind>` of this request, undefined when it is not under it. */
-function restOf(ctx: Context, s: UiSubject, kind: 'ui' | 'history'): string | undefined {
-  const prefix = `${s.base}/${kind}`;
-  return ctx.path === prefix || ctx.path.startsWith(`${prefix}/`) ? ctx.path.slice(prefix.length) : undefined;
+/**
+ * The request's path split at `<base>/<kind>`, the base as the request spelt it (a scheduled job's `:` may
+ * come as `%3A`: Spark's links must keep the caller's spelling): undefined unless its id decodes to the
+ * subject's. Only id characters and %-escapes reach the context, which Spark writes into its pages.
+ */
+function split(ctx: Context, s: UiSubject, kind: 'ui' | 'history'): { base: string; rest: string } | undefined {
+  const m = new RegExp(`^(${API_PREFIX}/(?:job|sql/engine)/([A-Za-z0-9._:-]|%[0-9A-Fa-f]{2})+)/${kind}(/.*)?$`).exec(
+    ctx.path,
+  );
+  if (!m) return undefined;
+  const raw = m[1].slice(m[1].lastIndexOf('/') + 1);
+  let id: string;
+  try {
+    id = decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+  return id === s.id && m[1] === `${s.base.slice(0, s.base.lastIndexOf('/'))}/${raw}`
+    ? { base: m[1], rest: m[3] ?? '' }
+    : undefined;
 }
 
-function checked(ctx: Context, s: UiSubject, kind: 'ui' | 'history'): string {
-  const rest = restOf(ctx, s, kind);
-  const p = rest === undefined ? undefined : cleanPath(rest);
+/** The target path and query, and the context Spark writes its links under; 404 for anything else. */
+function checked(ctx: Context, s: UiSubject, kind: 'ui' | 'history'): { target: string; base: string } {
+  const parts = split(ctx, s, kind);
+  const p = parts === undefined ? undefined : cleanPath(parts.rest);
   const q = cleanQuery(ctx.querystring);
-  if (p === undefined || q === undefined) throw notFound(`no such page of the Spark UI of ${s.what}`);
-  return q ? `${p}?${q}` : p;
+  if (!parts || p === undefined || q === undefined) throw notFound(`no such page of the Spark UI of ${s.what}`);
+  return { target: q ? `${p}?${q}` : p, base: parts.base };
 }
 
 /** GET <base>/ui/…: the live driver's UI. */
 export async function serveLiveUi(deps: Pick<ApiDeps, 'config'>, ctx: Context, s: UiSubject): Promise<void> {
-  const target = checked(ctx, s, 'ui');
+  const { target, base } = checked(ctx, s, 'ui');
   if (!liveUiPathAllowed(target.split('?')[0])) throw notFound(`the Spark UI of ${s.what} is read-only here`);
   const ui = s.live && s.driverId ? await readUiAddress(path.join(deps.config.DRIVER_DIR, s.driverId)) : undefined;
   if (!ui) {
@@ -109,7 +130,7 @@ export async function serveLiveUi(deps: Pick<ApiDeps, 'config'>, ctx: Context, s
     host: UI_HOST,
     port: ui.port,
     path: target,
-    context: `${s.base}/ui`,
+    context: `${base}/ui`,
     what: `the Spark UI of ${s.what}`,
   });
 }
@@ -117,10 +138,10 @@ export async function serveLiveUi(deps: Pick<ApiDeps, 'config'>, ctx: Context, s
 /** GET <base>/history/…: the History Server's pages of the subject's application. */
 export async function serveHistory(deps: Pick<ApiDeps, 'config'>, ctx: Context, s: UiSubject): Promise<void> {
   if (!s.appId || !APP_ID.test(s.appId)) throw notFound(`${s.what} has no Spark application (yet)`);
-  const target = checked(ctx, s, 'history');
+  const { target, base } = checked(ctx, s, 'history');
   const p = target.split('?')[0];
   if (p === '/') {
-    ctx.redirect(`${s.base}/history/history/${s.appId}/jobs/`);
+    ctx.redirect(`${base}/history/history/${s.appId}/jobs/`);
     return;
   }
   if (!historyPathAllowed(p, s.appId)) throw notFound(`only the pages of ${s.what}'s application are served here`);
@@ -129,7 +150,7 @@ export async function serveHistory(deps: Pick<ApiDeps, 'config'>, ctx: Context, 
     host: url.hostname,
     port: Number(url.port || 80),
     path: target,
-    context: `${s.base}/history`,
+    context: `${base}/history`,
     what: 'the Spark History Server',
   });
 }

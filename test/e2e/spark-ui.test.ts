@@ -168,6 +168,11 @@ describe('the Spark UI through the API', () => {
     const html = await page.text();
     expect(html).toContain(`href="/api/v1/job/${jobId}/ui/stages/"`);
     expect(page.headers.get('content-security-policy')).toMatch(/^sandbox /);
+    // An id spelt with %-escapes (a scheduled job's `:` as %3A) keeps its spelling in Spark's links.
+    const spelt = `%${jobId.charCodeAt(0).toString(16)}${jobId.slice(1)}`;
+    const alt = await raw('GET', `/api/v1/job/${spelt}/ui/jobs/`, bearer(viewerKey));
+    expect(alt.status).toBe(200);
+    expect(alt.body).toContain(`href="/api/v1/job/${spelt}/ui/stages/"`);
 
     // The driver recorded its UI's port; Spark listens there on loopback and nowhere else.
     const ui = JSON.parse(
