@@ -2,12 +2,17 @@
 // state lists are plain constants): the console cannot drift from what the API returns.
 export type * from '../../domain/types';
 export {
+  DEFAULT_JOB_STATE_FILTER,
   JOB_STATES,
+  JOB_TYPES,
   TERMINAL_JOB_STATES,
   LANGUAGES,
   GROUP_KINDS,
+  GROUP_STATES,
+  SCHEDULE_STATES,
   type JobState,
   type Language,
   type GroupKind,
   type ScheduleState,
 } from '../../domain/states';
+export { MEMORY_FIELDS } from '../../domain/memory';

@@ -2,28 +2,31 @@
 // (`#/groups/:groupId`): its fields, its instances kept live by the `/jobs` stream, scale, pause / resume /
 // restart / archive / delete for operators, the execute panel and the live results list.
 import { useState } from 'preact/hooks';
-import { del, get, post, type Page } from '../api';
+import { del, get, post } from '../api';
 import { href, navigate, type PageProps } from '../router';
 import { useCan } from '../session';
 import { useStream } from '../stream';
-import { TERMINAL_JOB_STATES, type Group, type Job } from '../types';
+import { DEFAULT_JOB_STATE_FILTER, GROUP_STATES, TERMINAL_JOB_STATES, type Group, type Job } from '../types';
 import {
   act,
-  notify,
   Button,
   ConfirmButton,
   Dialog,
   ErrorBox,
   Loading,
+  notify,
+  PagedTable,
   PageHeader,
+  SearchField,
   StateBadge,
   Table,
   Time,
   useAsync,
   useInterval,
+  useListView,
+  usePagedList,
+  useRereadOnReconnect,
   type Column,
-  PagedTable,
-  SearchField,
 } from '../ui';
 import { CreateGroupForm } from './groups-create';
 import { EditGroupForm } from './groups-edit';
@@ -33,7 +36,7 @@ import { ScaleControl } from './groups-scale';
 import './groups.css';
 
 const SIZE = 20;
-const LIVE_STATES = ['SUBMITTED', 'STARTING', 'READY', 'BUSY'];
+const LIVE_STATES = DEFAULT_JOB_STATE_FILTER;
 const isLive = (j: Job) => !TERMINAL_JOB_STATES.has(j.state);
 
 /** A job event applied to a list of instances that shows live ones only (or all, newest first). */
@@ -75,30 +78,19 @@ const LIST_COLUMNS: Column<Group>[] = [
 
 export function GroupsPage({ query }: PageProps) {
   const canWrite = useCan('operator');
-  const [page, setPage] = useState(0);
-  const [sort, setSort] = useState('createdTime,desc');
-  const [states, setStates] = useState(query.get('state') ?? 'ACTIVE');
-  const [search, setSearch] = useState('');
+  const { view, go } = useListView({ sort: 'createdTime,desc', state: query.get('state') ?? 'ACTIVE' });
   const [creating, setCreating] = useState(false);
-  const list = useAsync(
-    (signal) =>
-      get<Page<Group>>(
-        '/group',
-        { page, size: SIZE, sort, search, groupStates: states ? [states] : undefined, jobStates: LIVE_STATES },
-        signal,
-      ),
-    [page, sort, states, search],
+  const { page, sort, state, search } = view;
+  const list = usePagedList<Group>(
+    '/group',
+    { page, size: SIZE, sort, search, groupStates: state ? [state] : undefined, jobStates: LIVE_STATES },
+    SIZE,
   );
   const ids = (list.data?.content ?? []).map((g) => g.id);
   const live = useStream<Job>('/jobs', { groupIds: ids.length ? ids : ['-'] }, (j) =>
-    list.setData(
-      (prev) =>
-        prev && {
-          ...prev,
-          content: prev.content.map((g) => (g.id === j.groupId ? { ...g, jobs: applyJob(g.jobs, j, false) } : g)),
-        },
-    ),
+    list.patchRows((g) => (g.id === j.groupId ? { ...g, jobs: applyJob(g.jobs, j, false) } : g)),
   );
+  useRereadOnReconnect(live, list);
   return (
     <section>
       <PageHeader title="Groups" live={live}>
@@ -109,24 +101,15 @@ export function GroupsPage({ query }: PageProps) {
         )}
       </PageHeader>
       <div class="toolbar">
-        <SearchField
-          value={search}
-          onChange={(v) => {
-            setSearch(v);
-            setPage(0);
-          }}
-        />
+        <SearchField value={search} onChange={(v) => go({ search: v })} />
         <label class="field">
           <span class="field-label">State</span>
-          <select
-            value={states}
-            onChange={(e) => {
-              setStates(e.currentTarget.value);
-              setPage(0);
-            }}
-          >
-            <option value="ACTIVE">active</option>
-            <option value="ARCHIVED">archived</option>
+          <select value={state} onChange={(e) => go({ state: e.currentTarget.value })}>
+            {GROUP_STATES.map((s) => (
+              <option key={s} value={s}>
+                {s.toLowerCase()}
+              </option>
+            ))}
             <option value="">all</option>
           </select>
         </label>
@@ -137,9 +120,9 @@ export function GroupsPage({ query }: PageProps) {
         columns={LIST_COLUMNS}
         rowKey={(g) => g.id}
         sort={sort}
-        onSort={setSort}
+        onSort={(s) => go({ sort: s, page })}
         page={page}
-        onPage={setPage}
+        onPage={(p) => go({ page: p })}
       />
       <Dialog open={creating} title="New group" onClose={() => setCreating(false)}>
         <CreateGroupForm onCreated={(id) => navigate(`/groups/${id}`)} />

@@ -3,12 +3,12 @@
 // stream keeps it live: a listed job's row changes in place, and a new job that matches the filters appears
 // on the first page. The job page and the submit form live in jobs-page.tsx and jobs-submit.tsx.
 import type { JSX } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { get, type Page } from '../api';
+import { useEffect, useState } from 'preact/hooks';
+import { get } from '../api';
 import { href, navigate, type PageProps } from '../router';
 import { useCan } from '../session';
 import { useStream } from '../stream';
-import { JOB_STATES, type Job, type JobState } from '../types';
+import { DEFAULT_JOB_STATE_FILTER, JOB_STATES, JOB_TYPES, type Job, type JobState } from '../types';
 import {
   Duration,
   ErrorBox,
@@ -20,6 +20,8 @@ import {
   Time,
   useAsync,
   useInterval,
+  usePagedList,
+  useRereadOnReconnect,
   type Column,
 } from '../ui';
 import './jobs.css';
@@ -27,20 +29,9 @@ import './jobs.css';
 export { JobPage } from './jobs-page';
 export { SubmitJobPage } from './jobs-submit';
 
-const DEFAULT_STATES: JobState[] = ['SUBMITTED', 'STARTING', 'READY', 'BUSY'];
-const JOB_TYPES = ['SINGLE', 'INTERACTIVE', 'SHELL'] as const;
+const DEFAULT_STATES = DEFAULT_JOB_STATE_FILTER;
 const DEFAULT_SORT = 'submitTime,desc';
 const PAGE_SIZE = 20;
-/** The page shown when no state is ticked: the service would read an empty filter as its default. */
-const NOTHING: Page<Job> = {
-  content: [],
-  totalElements: 0,
-  totalPages: 0,
-  first: true,
-  last: true,
-  empty: true,
-  page: { number: 0, size: PAGE_SIZE, offset: 0, paged: true },
-};
 
 /** The view as the hash query holds it: `#/jobs?states=FAILED,FINISHED&cluster=default&page=1`. */
 interface Filters {
@@ -112,25 +103,22 @@ export function JobsPage({ query }: PageProps) {
   const canSubmit = useCan('operator');
   const key = JSON.stringify(queryOf(f));
   const clusters = useAsync((signal) => get<{ names: string[] }>('/cluster/names', undefined, signal), []);
-  const list = useAsync(
-    async (signal) =>
-      f.states.length === 0
-        ? NOTHING
-        : get<Page<Job>>(
-            '/job',
-            {
-              jobStates: f.states,
-              clusterNames: f.cluster || undefined,
-              jobTypes: f.type || undefined,
-              tags: f.tags || undefined,
-              search: f.search || undefined,
-              sort: f.sort,
-              page: f.page,
-              size: PAGE_SIZE,
-            },
-            signal,
-          ),
-    [key],
+  // No state ticked: nothing to ask (the service would read an empty filter as its default).
+  const list = usePagedList<Job>(
+    '/job',
+    f.states.length === 0
+      ? undefined
+      : {
+          jobStates: f.states,
+          clusterNames: f.cluster || undefined,
+          jobTypes: f.type || undefined,
+          tags: f.tags || undefined,
+          search: f.search || undefined,
+          sort: f.sort,
+          page: f.page,
+          size: PAGE_SIZE,
+        },
+    PAGE_SIZE,
   );
   const [unseen, setUnseen] = useState(0);
   useEffect(() => setUnseen(0), [key]);
@@ -154,17 +142,12 @@ export function JobsPage({ query }: PageProps) {
       return page;
     });
   });
-  // Socket.IO has no resume: after a reconnect, read the list again.
+  useRereadOnReconnect(live, list);
   // Durations of running jobs grow: redraw every few seconds while one is listed.
   const [, setTick] = useState(0);
   useInterval(() => {
     if (list.data?.content.some((j) => j.startTime && !j.endTime)) setTick((t) => t + 1);
   }, 5000);
-  const wasLive = useRef(false);
-  useEffect(() => {
-    if (live && !wasLive.current && list.data) list.reload();
-    wasLive.current = live;
-  }, [live]);
 
   const go = (change: Partial<Filters>) => navigate('/jobs', queryOf({ ...f, page: 0, ...change }), true);
 

@@ -2,11 +2,11 @@
 // (`#/schedules/:scheduleId`): its cron in words, its next run times, its runs (kept live by the `/jobs`
 // stream), pause / resume / stop / delete and the edit form for operators.
 import { useState } from 'preact/hooks';
-import { del, get, post, type Page } from '../api';
+import { del, get, post } from '../api';
 import { href, navigate, type PageProps } from '../router';
 import { useCan } from '../session';
 import { useStream } from '../stream';
-import type { Job, Schedule } from '../types';
+import { JOB_STATES, SCHEDULE_STATES, type Job, type Schedule } from '../types';
 import {
   act,
   Button,
@@ -15,15 +15,18 @@ import {
   Duration,
   ErrorBox,
   Loading,
+  PagedTable,
   PageHeader,
+  SearchField,
   StateBadge,
   Table,
   Time,
   useAsync,
   useInterval,
+  useListView,
+  usePagedList,
+  useRereadOnReconnect,
   type Column,
-  PagedTable,
-  SearchField,
 } from '../ui';
 import { describeCron } from './schedules-cron';
 import { ScheduleForm } from './schedules-form';
@@ -33,8 +36,7 @@ import './groups.css';
 type ScheduleDetail = Schedule & { nextRunTimes?: number[] };
 
 const SIZE = 20;
-const ALL_STATES = ['ENABLED', 'PAUSED', 'DISABLED'];
-const JOB_STATES = ['SUBMITTED', 'STARTING', 'READY', 'BUSY', 'FINISHED', 'FAILED', 'CANCELED', 'UNKNOWN'];
+const ALL_STATES = SCHEDULE_STATES;
 
 function Cron({ cron }: { cron: string }) {
   const words = describeCron(cron);
@@ -74,31 +76,19 @@ const LIST_COLUMNS: Column<Schedule>[] = [
 
 export function SchedulesPage({ query }: PageProps) {
   const canWrite = useCan('operator');
-  const [page, setPage] = useState(0);
-  const [sort, setSort] = useState('createdTime,desc');
-  const [state, setState] = useState(query.get('state') ?? '');
-  const [search, setSearch] = useState('');
+  const { view, go } = useListView({ sort: 'createdTime,desc', state: query.get('state') ?? '' });
   const [creating, setCreating] = useState(false);
-  const list = useAsync(
-    (signal) =>
-      get<Page<Schedule>>(
-        '/schedule',
-        { page, size: SIZE, sort, search, scheduleStates: state ? [state] : ALL_STATES, jobStates: JOB_STATES },
-        signal,
-      ),
-    [page, sort, state, search],
+  const { page, sort, state, search } = view;
+  const list = usePagedList<Schedule>(
+    '/schedule',
+    { page, size: SIZE, sort, search, scheduleStates: state ? [state] : ALL_STATES, jobStates: JOB_STATES },
+    SIZE,
   );
   // Runs of any schedule: the job stream has no schedule filter, so rows pick their own.
   const live = useStream<Job>('/jobs', {}, (j) => {
-    if (!j.scheduleId) return;
-    list.setData(
-      (prev) =>
-        prev && {
-          ...prev,
-          content: prev.content.map((s) => (s.id === j.scheduleId ? { ...s, jobs: applyRun(s.jobs, j) } : s)),
-        },
-    );
+    if (j.scheduleId) list.patchRows((s) => (s.id === j.scheduleId ? { ...s, jobs: applyRun(s.jobs, j) } : s));
   });
+  useRereadOnReconnect(live, list);
   return (
     <section>
       <PageHeader title="Schedules" live={live}>
@@ -109,22 +99,10 @@ export function SchedulesPage({ query }: PageProps) {
         )}
       </PageHeader>
       <div class="toolbar">
-        <SearchField
-          value={search}
-          onChange={(v) => {
-            setSearch(v);
-            setPage(0);
-          }}
-        />
+        <SearchField value={search} onChange={(v) => go({ search: v })} />
         <label class="field">
           <span class="field-label">State</span>
-          <select
-            value={state}
-            onChange={(e) => {
-              setState(e.currentTarget.value);
-              setPage(0);
-            }}
-          >
+          <select value={state} onChange={(e) => go({ state: e.currentTarget.value })}>
             <option value="">all</option>
             {ALL_STATES.map((s) => (
               <option key={s} value={s}>
@@ -140,9 +118,9 @@ export function SchedulesPage({ query }: PageProps) {
         columns={LIST_COLUMNS}
         rowKey={(s) => s.id}
         sort={sort}
-        onSort={setSort}
+        onSort={(s) => go({ sort: s, page })}
         page={page}
-        onPage={setPage}
+        onPage={(p) => go({ page: p })}
       />
       <Dialog open={creating} title="New schedule" onClose={() => setCreating(false)}>
         <ScheduleForm onDone={(id) => navigate(`/schedules/${id}`)} />

@@ -6,4 +6,5 @@ export * from './feedback';
 export * from './values';
 export * from './forms';
 export * from './lists';
+export * from './list-page';
 export * from './layout';
