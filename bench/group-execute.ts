@@ -5,17 +5,23 @@
 // (result.endTime − startTime). Then 8 concurrent callers for a fixed time, per group. Beside each, its
 // floor: the same calls straight to the drivers' direct channels (no API). Targets: round trip
 // p50 < 8 ms, p99 < 30 ms; 8 callers > 150 executions/s.
+// Data in files, as `npm start` keeps it. Then the stack is given BENCH_PAST_WRITES (100,000; 0: skip) past
+// writes of job records (whole-document replaces, as the projection writes them), and the same figures are
+// measured again beside the fresh ones: a stack that has done a week's work should be as fast as a new one.
 //
 //   npm run bench:group         BENCH_N (500), BENCH_WARMUP (20), BENCH_CONCURRENCY (8),
-//                               BENCH_SECONDS (20), BENCH_MAX_CALLS (2000), BENCH_READY_S (240)
+//                               BENCH_SECONDS (20), BENCH_MAX_CALLS (2000), BENCH_READY_S (240),
+//                               BENCH_PAST_WRITES (100000)
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { Document } from 'mongodb';
 import type { DirectEndpoint } from '../domain/group';
 import { groupWorkflowId, jobInstanceWorkflowId } from '../domain/ids';
 import { DIRECT_SECRET_HEADER, directSecret } from '../lib/driver-secret';
+import { Collections } from '../lib/mongo';
 import { form, ok, request } from '../testkit/http';
 import { killDrivers } from '../testkit/servers';
 import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
@@ -32,6 +38,7 @@ const SECONDS = envInt('BENCH_SECONDS', 20);
 const MAX_CALLS = envInt('BENCH_MAX_CALLS', 2000);
 const READY_S = envInt('BENCH_READY_S', 240);
 const SCALE = 2;
+const PAST_WRITES = envInt('BENCH_PAST_WRITES', 100_000);
 
 const JOBS_PY = `from ilum.api import IlumJob
 
@@ -70,7 +77,7 @@ runBench('group-execute', READY_S + 2 * SECONDS + 300, async () => {
   printHeader(
     'bench:group — execute-and-wait in warm groups (local Spark drivers, runner/runner.py), PYTHON and SCALA (JVM) job classes',
   );
-  const s = await startBenchStack();
+  const s = await startBenchStack({ persistent: true });
   const driverDir = s.config.DRIVER_DIR;
   // Registered after the stack, so it runs before the services stop: drivers die first.
   defer('leftover local drivers', async () => {
@@ -117,11 +124,72 @@ runBench('group-execute', READY_S + 2 * SECONDS + 300, async () => {
   const readyS = (performance.now() - t0) / 1000;
   console.log(`${2 * SCALE} instances READY ${readyS.toFixed(1)} s after the create calls`);
 
-  const figures: Record<string, unknown>[] = [];
+  const figures: Record<string, number>[] = [];
   for (const v of variants) figures.push(await measure(s, v));
   const [py, jv] = figures;
-  printJson('group-execute', { readySeconds: round(readyS), n: N, concurrency: CONCURRENCY, ...py, jvm: jv });
+  const after: Record<string, number>[] = [];
+  if (PAST_WRITES > 0) {
+    const t = performance.now();
+    await writePast(s, PAST_WRITES);
+    console.log(
+      `\n${PAST_WRITES} past writes of job records in ${((performance.now() - t) / 1000).toFixed(1)} s; 25 s to settle (the data file compacts once quiet)`,
+    );
+    await new Promise((r) => setTimeout(r, 25_000));
+    for (const v of variants) after.push(await measure(s, v, ` after ${PAST_WRITES} past writes`));
+    console.log(`\n## fresh stack vs after ${PAST_WRITES} past writes`);
+    variants.forEach((v, i) => {
+      const [f, a] = [figures[i], after[i]];
+      console.log(
+        `  ${v.jobClass.padEnd(10)} round trip p50 ${f.rttP50} → ${a.rttP50} ms, p99 ${f.rttP99} → ${a.rttP99} ms; ${CONCURRENCY} callers ${f.concurrentPerSecond} → ${a.concurrentPerSecond} executions/s`,
+      );
+    });
+  }
+  printJson('group-execute', {
+    readySeconds: round(readyS),
+    n: N,
+    concurrency: CONCURRENCY,
+    ...py,
+    jvm: jv,
+    ...(after.length ? { pastWrites: PAST_WRITES, afterPastWrites: { ...after[0], jvm: after[1] } } : {}),
+  });
 });
+
+/** `total` whole-document replaces of job records (4 states of total/4 jobs), in batches of 1,000. */
+async function writePast(s: BenchStack, total: number): Promise<void> {
+  const jobs = s.store.col(Collections.jobs);
+  const states = ['SUBMITTED', 'STARTING', 'BUSY', 'FINISHED'];
+  for (let written = 0; written < total;) {
+    const n = Math.min(1000, total - written);
+    await jobs.bulkWrite(
+      Array.from({ length: n }, (_, k) => {
+        const i = written + k;
+        const job = `past-${Math.floor(i / states.length)}`;
+        return {
+          replaceOne: {
+            filter: { _id: job } as Document,
+            replacement: {
+              jobId: job,
+              name: job,
+              state: states[i % states.length],
+              clusterName: 'default',
+              language: 'PYTHON',
+              submitTime: Date.now(),
+              tags: '',
+              tagMap: {},
+              attempt: 1,
+              maxRetries: 0,
+              version: (i % states.length) + 1,
+              padding: 'x'.repeat(600),
+            },
+            upsert: true,
+          },
+        };
+      }),
+      { ordered: true },
+    );
+    written += n;
+  }
+}
 
 async function createGroup(s: BenchStack, body: FormData): Promise<string> {
   const { groupId } = (await ok(s.url, 'POST', '/group', body)) as { groupId: string };
@@ -178,7 +246,7 @@ async function waitReady(s: BenchStack, v: Variant, t0: number): Promise<void> {
 }
 
 /** Sequential, then concurrent executions of v's no-op class; prints and returns its figures. */
-async function measure(s: BenchStack, v: Variant): Promise<Record<string, number>> {
+async function measure(s: BenchStack, v: Variant, when = ''): Promise<Record<string, number>> {
   const execute = async (): Promise<Exec> => {
     const t = performance.now();
     const r = await request(s.url, 'POST', `/group/${v.groupId}/job/execute`, {
@@ -201,7 +269,7 @@ async function measure(s: BenchStack, v: Variant): Promise<Record<string, number
     };
   };
 
-  console.log(`\n## ${v.label}: ${v.jobClass}`);
+  console.log(`\n## ${v.label}: ${v.jobClass}${when}`);
   for (let i = 0; i < WARMUP; i++) await execute();
 
   const sequential: Exec[] = [];
@@ -265,6 +333,7 @@ async function measure(s: BenchStack, v: Variant): Promise<Record<string, number
     overheadP99: round(o.p99),
     overheadMax: round(o.max),
     rttP50: round(r.p50),
+    rttP99: round(r.p99),
     inRunnerP50: round(inRunner.p50),
     inRunnerP99: round(inRunner.p99),
     concurrentPerSecond: round(concurrent.length / conS),

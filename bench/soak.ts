@@ -1,10 +1,13 @@
 // `npm run soak`: thousands of single jobs through the k8s adapter against the fake Kubernetes API server
 // (pods Pending 20 ms, Running 200 ms, then Succeeded; artifacts to an S3 served by moto), with the API
 // and the worker each as its own process
-// (as deployed), so each one's memory can be read. Prints the resident set size (RSS) of both at the
-// start, after a warm-up, every SOAK_REPORT_EVERY jobs and at the end: flat memory means no leak per job.
+// (as deployed), so each one's memory can be read. Prints the resident set size (RSS) of both and the data
+// files' sizes at the start, after a warm-up, every SOAK_REPORT_EVERY jobs and at the end: flat memory means no
+// leak per job. Then the retention sweep runs (RETENTION_DAYS is SOAK_RETENTION_MIN minutes here), and the
+// whole stack is measured idle: each process's CPU and the data files once what ended is swept.
 //
-//   npm run soak        SOAK_JOBS (3000), SOAK_WARMUP (200), SOAK_CONCURRENCY (16), SOAK_REPORT_EVERY (500)
+//   npm run soak        SOAK_JOBS (10000), SOAK_WARMUP (200), SOAK_CONCURRENCY (16), SOAK_REPORT_EVERY (1000),
+//                       SOAK_RETENTION_MIN (10), SOAK_IDLE_S (30)
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -17,15 +20,19 @@ import { form, ok, request } from '../testkit/http';
 import { startMoto } from '../testkit/moto';
 import { spawnService, waitForHealth, waitForPoller } from '../testkit/processes';
 import { freePort, startServers } from '../testkit/servers';
-import { printHeader, printJson } from '../testkit/stats';
+import { printHeader, printJson, printTarget, round } from '../testkit/stats';
 import { until } from '../testkit/wait';
+import { retentionScheduleId } from '../activities/retention';
 import { defer, envInt, pool, runBench } from './lifecycle';
+import { pidsMentioning, sizeMb, TICKS, treeTicks } from './proc-stats';
 import { TINY_PY } from './stack';
 
-const JOBS = envInt('SOAK_JOBS', 3000);
+const JOBS = envInt('SOAK_JOBS', 10_000);
 const WARMUP = envInt('SOAK_WARMUP', 200);
 const CONCURRENCY = envInt('SOAK_CONCURRENCY', 16);
-const REPORT_EVERY = envInt('SOAK_REPORT_EVERY', 500);
+const REPORT_EVERY = envInt('SOAK_REPORT_EVERY', 1000);
+const RETENTION_MIN = envInt('SOAK_RETENTION_MIN', 10);
+const IDLE_S = envInt('SOAK_IDLE_S', 30);
 const CLUSTER = 'soak-k8s';
 
 /** Resident set size of a process in MiB (Linux /proc). */
@@ -39,11 +46,11 @@ const rssMiB = (pid: number): number => {
 };
 
 // The limit allows for a loaded 2-core machine (~100 jobs a minute).
-runBench('soak', 600 + JOBS, async () => {
+runBench('soak', 1200 + JOBS, async () => {
   printHeader(`soak — ${JOBS} jobs on the fake k8s API; RSS of the API and worker processes`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'spark-soak-'));
   if (!process.env.KEEP_BENCH_DIR) defer('temp folder', () => rmSync(dir, { recursive: true, force: true }));
-  const servers = await startServers({ dir, persistent: false });
+  const servers = await startServers({ dir, persistent: true });
   defer('servers', () => servers.stop(), 30_000);
   const fake = await startFakeK8s({ phases: { pendingMs: 20, runMs: 200 }, maxRecordedRequests: 1000 });
   defer('fake k8s', () => fake.stop());
@@ -70,6 +77,7 @@ runBench('soak', 600 + JOBS, async () => {
     API_HOST: '127.0.0.1',
     LIVY_PORT: String(await freePort()),
     LOG_LEVEL: 'warn',
+    RETENTION_DAYS: String(RETENTION_MIN / 1440),
   };
   const config = loadConfig(env);
   const temporal = await connectTemporal(config);
@@ -83,12 +91,19 @@ runBench('soak', 600 + JOBS, async () => {
     waitForPoller(temporal, config, worker, 180_000, path.join(dir, 'worker.log')),
     waitForHealth(url, api, 180_000, path.join(dir, 'api.log')),
   ]);
-  const rss: { at: string; jobs: number; api: number; worker: number }[] = [];
+  const files = () => ({
+    mongoMb: sizeMb(path.join(dir, 'data', 'mongo.mv')),
+    temporalMb: round(
+      sizeMb(path.join(dir, 'data', 'temporal.db')) + sizeMb(path.join(dir, 'data', 'temporal.db-wal')),
+      1,
+    ),
+  });
+  const rss: { at: string; jobs: number; api: number; worker: number; mongoMb: number; temporalMb: number }[] = [];
   const sample = (at: string, jobs: number) => {
-    const s = { at, jobs, api: rssMiB(api.pid!), worker: rssMiB(worker.pid!) };
+    const s = { at, jobs, api: rssMiB(api.pid!), worker: rssMiB(worker.pid!), ...files() };
     rss.push(s);
     console.log(
-      `  RSS ${at.padEnd(14)} after ${String(jobs).padStart(6)} jobs: API ${s.api} MiB, worker ${s.worker} MiB`,
+      `  RSS ${at.padEnd(14)} after ${String(jobs).padStart(6)} jobs: API ${s.api} MiB, worker ${s.worker} MiB; files: mongo.mv ${s.mongoMb} MB, temporal.db ${s.temporalMb} MB`,
     );
   };
   sample('start', 0);
@@ -141,6 +156,45 @@ runBench('soak', 600 + JOBS, async () => {
   await new Promise((r) => setTimeout(r, 5_000));
   sample('end', submitted);
 
+  // Retention: the sweep (hourly) is run now; what ended more than SOAK_RETENTION_MIN minutes ago goes.
+  const before = await count('FINISHED,FAILED,CANCELED');
+  await temporal.schedule.getHandle(retentionScheduleId(env.TASK_QUEUE!)).trigger();
+  let last = before;
+  await until(
+    'the retention sweep',
+    async () => {
+      const now = await count('FINISHED,FAILED,CANCELED');
+      const settled = now < before && now === last;
+      last = now;
+      return settled;
+    },
+    600_000,
+    5_000,
+  );
+  console.log(`  retention: ${before} ended jobs before the sweep, ${last} after`);
+  await new Promise((r) => setTimeout(r, 15_000)); // the sweep's writes settle, the store compacts when quiet
+  sample('swept', submitted);
+
+  // Idle: every process of the stack, its descendants included.
+  const procs: Record<string, number> = {
+    temporal: pidsMentioning(dir, 'temporal'),
+    mongo: pidsMentioning(dir, 'Launcher.java'),
+    api: api.pid!,
+    worker: worker.pid!,
+  };
+  const ticks0 = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, treeTicks(pid)]));
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+  const secs = (performance.now() - t0) / 1000;
+  const idle = Object.fromEntries(
+    Object.entries(procs).map(([k, pid]) => [k, round(((treeTicks(pid) - ticks0[k]) / TICKS / secs) * 100, 1)]),
+  );
+  const idleTotal = round(
+    Object.values(idle).reduce((a, b) => a + b, 0),
+    1,
+  );
+  sample('idle', submitted);
+
   const base = rss.find((s) => s.at === 'after warm-up')!;
   const end = rss[rss.length - 1];
   const growth = (a: number, b: number) =>
@@ -149,5 +203,11 @@ runBench('soak', 600 + JOBS, async () => {
   jobs          ${submitted} submitted, ${refused} refused, ${await count('FINISHED')} FINISHED, ${await count('FAILED,CANCELED')} failed
   API RSS       start ${rss[0].api} MiB, after warm-up ${base.api} MiB, end ${end.api} MiB: ${growth(base.api, end.api)} over ${JOBS} jobs
   worker RSS    start ${rss[0].worker} MiB, after warm-up ${base.worker} MiB, end ${end.worker} MiB: ${growth(base.worker, end.worker)} over ${JOBS} jobs`);
-  printJson('soak', { jobs: JOBS, refused, rss });
+  console.log(
+    `  idle CPU      % of one core over ${IDLE_S} s: ${Object.entries(idle)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}; whole stack ${idleTotal}`,
+  );
+  printTarget('idle CPU of the whole stack after the soak', idleTotal, '<', 5, '% of one core');
+  printJson('soak', { jobs: JOBS, refused, rss, idle, idleTotal });
 });

@@ -33,6 +33,8 @@ export interface BenchStackOptions {
   adapterFor?: (clusterName: string) => Promise<ClusterAdapter>;
   /** Extra configuration (environment variable names of lib/config.ts). */
   env?: Record<string, string>;
+  /** Data in files, as `npm start` keeps it (Temporal's SQLite, the MongoDB-protocol server's MVStore). */
+  persistent?: boolean;
 }
 
 /** A tiny PYTHON program, the main resource of the jobs the benchmarks submit (it never runs with the recording adapter). */
@@ -66,7 +68,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
   const t0 = performance.now();
   const [servers, bundle] = await Promise.all([
     // BENCH_SERVICES_STACK_DIR: another install of the servers only (e.g. a wrapper that adds server flags).
-    startServers({ dir, persistent: false, stackDir: process.env.BENCH_SERVICES_STACK_DIR }),
+    startServers({ dir, persistent: opts.persistent ?? false, stackDir: process.env.BENCH_SERVICES_STACK_DIR }),
     // Only an in-process worker needs it; the worker process builds its own.
     opts.adapterFor ? workflowBundle() : undefined,
   ]);
