@@ -2,6 +2,7 @@
 // (pyFiles for PYTHON, jars for SCALA), Spark settings and memory settings. Checked as the API checks them;
 // the API's refusal shows next to its field. Opened from the groups list in a dialog.
 import { get, post } from '../api';
+import { GROUP_KINDS, LANGUAGES } from '../types';
 import { Button, useAsync } from '../ui';
 import {
   CodeFilesField,
@@ -15,6 +16,7 @@ import {
   useForm,
   wholeError,
 } from './groups-form';
+import { SparkSettingsFields } from './spark-fields';
 
 const INITIAL = {
   name: '',
@@ -55,8 +57,8 @@ export function CreateGroupForm({ onCreated }: { onCreated: (groupId: string) =>
       <Refusal form={form} />
       <div class="form-cols">
         {form.input('name', 'Name', 'unique; letters, digits, space, . _ -', { required: true, maxLength: 128 })}
-        {form.select('kind', 'Kind', ['JOB', 'CODE'], 'JOB: job classes; CODE: code and job classes')}
-        {form.select('language', 'Language', ['PYTHON', 'SCALA'])}
+        {form.select('kind', 'Kind', GROUP_KINDS, 'JOB: job classes; CODE: code and job classes')}
+        {form.select('language', 'Language', LANGUAGES)}
         {form.select('clusterName', 'Cluster', names)}
         {form.input('scale', 'Scale', 'number of warm drivers', { inputMode: 'numeric' })}
         {form.select('autoPause', 'Pause when idle (autoPause)', ['false', 'true'])}
@@ -69,10 +71,7 @@ export function CreateGroupForm({ onCreated }: { onCreated: (groupId: string) =>
         onFiles={onFiles}
       />
       <div class="form-cols">
-        {form.area('jobConfig', 'Spark configuration', 'key=value;key2=value2')}
-        {form.input('tags', 'Tags', 'key=value;key2=value2')}
-        {form.input('pyRequirements', 'Python requirements', 'pip requirements, separated by ;')}
-        {form.input('packages', 'Maven packages', 'group:artifact:version, separated by ,')}
+        <SparkSettingsFields controls={form} />
       </div>
       {form.area('description', 'Description')}
       <MemoryFieldset form={form} />

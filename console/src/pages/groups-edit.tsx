@@ -18,6 +18,7 @@ import {
   useForm,
   type Values,
 } from './groups-form';
+import { SparkSettingsFields } from './spark-fields';
 
 /** The group's settings as the form's string values (the same notation the create form takes). */
 export function editValuesOf(g: Group): Values {
@@ -70,10 +71,7 @@ export function EditGroupForm({ group, onSaved }: { group: Group; onSaved: () =>
         finish first.
       </p>
       <div class="form-cols">
-        {form.area('jobConfig', 'Spark configuration', 'key=value;key2=value2')}
-        {form.input('tags', 'Tags', 'key=value;key2=value2')}
-        {form.input('pyRequirements', 'Python requirements', 'pip requirements, separated by ;')}
-        {form.input('packages', 'Maven packages', 'group:artifact:version, separated by ,')}
+        <SparkSettingsFields controls={form} />
         {form.select('autoPause', 'Pause when idle (autoPause)', ['false', 'true'])}
       </div>
       <CodeFilesField

@@ -1,29 +1,18 @@
 // Form pieces the group and schedule forms share: controls bound to one object of string values, the checks
-// the API makes on names, whole numbers and memory settings, the memory fieldset, and the API's refusal
+// the API makes on names, whole numbers and memory settings, the memory fieldset (spark-fields.tsx), and the API's refusal
 // shown above the form and next to the field its message names (`cron: …` → the cron field).
 import type { InputHTMLAttributes, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api';
+import { MEMORY_FIELDS } from '../types';
 import { errorText, ErrorBox, Field } from '../ui';
+import { MemoryFields } from './spark-fields';
 
 export type Values = Record<string, string>;
 export type Errors = Record<string, string | undefined>;
 
-export const MEMORY_FIELDS: [key: string, hint: string][] = [
-  ['executors', 'whole number'],
-  ['driverCores', 'at least 1'],
-  ['executorCores', 'at least 1'],
-  ['driverMemory', 'e.g. 512m, 2g'],
-  ['executorMemory', 'e.g. 1g'],
-  ['initialExecutors', 'whole number'],
-  ['minExecutors', 'whole number'],
-  ['maxExecutors', 'whole number'],
-];
 /** Empty memory values, for a form's initial values. */
-export const MEMORY_INITIAL: Values = Object.fromEntries([
-  ...MEMORY_FIELDS.map(([k]) => [k, '']),
-  ['dynamicAllocation', ''],
-]);
+export const MEMORY_INITIAL: Values = Object.fromEntries(MEMORY_FIELDS.map((k) => [k, '']));
 const MIN_OF: Record<string, number> = { driverCores: 1, executorCores: 1 };
 
 /** The API's name rule (api/schemas.ts). */
@@ -44,7 +33,8 @@ export function wholeError(v: string, min: number): string | undefined {
 
 export function memoryErrors(v: Values): Errors {
   const out: Errors = {};
-  for (const [k] of MEMORY_FIELDS) {
+  for (const k of MEMORY_FIELDS) {
+    if (k === 'dynamicAllocation') continue;
     if (k.endsWith('Memory')) {
       const x = v[k]?.trim();
       if (x && !/^[1-9][0-9]*[kmgt]$/i.test(x))
@@ -153,8 +143,7 @@ export function MemoryFieldset({ form }: { form: FormState }) {
     <details class="form-more">
       <summary>Memory settings</summary>
       <div class="form-cols form-cols-narrow">
-        {MEMORY_FIELDS.map(([k, hint]) => form.input(k, k, hint))}
-        {form.select('dynamicAllocation', 'dynamicAllocation', ['', 'true', 'false'])}
+        <MemoryFields controls={form} />
       </div>
     </details>
   );

@@ -8,15 +8,14 @@ import { href, navigate, type PageProps } from '../router';
 import { useCan } from '../session';
 import { Button, ErrorBox, Field, PageHeader, errorText, useAsync } from '../ui';
 import {
-  MEMORY_FIELDS,
   fieldOfMessage,
   submitBody,
   validateSubmit,
   type FormErrors,
-  type MemoryField,
   type SubmitFiles,
   type SubmitValues,
 } from './jobs-validate';
+import { MemoryFields, SparkSettingsFields, type FieldControls } from './spark-fields';
 import './jobs.css';
 
 const EMPTY: SubmitValues = {
@@ -30,18 +29,6 @@ const EMPTY: SubmitValues = {
   pyRequirements: '',
   packages: '',
   maxRetries: '',
-};
-
-const MEMORY_HINTS: Record<MemoryField, string> = {
-  executors: 'whole number',
-  driverCores: 'at least 1',
-  executorCores: 'at least 1',
-  driverMemory: 'e.g. 512m, 2g',
-  executorMemory: 'e.g. 1g',
-  dynamicAllocation: '',
-  initialExecutors: 'whole number',
-  minExecutors: 'whole number',
-  maxExecutors: 'whole number',
 };
 
 export function SubmitJobPage(_: PageProps) {
@@ -103,6 +90,23 @@ export function SubmitJobPage(_: PageProps) {
       <textarea id={`job-${k}`} class="code" rows={2} value={v[k] ?? ''} onInput={set(k)} aria-invalid={!!errors[k]} />
     </Field>
   );
+  const select = (k: keyof SubmitValues, label: string, options: string[], hint?: string) => (
+    <Field label={label} hint={hint} error={errors[k]}>
+      <select id={`job-${k}`} value={v[k] ?? ''} onChange={set(k)} aria-invalid={!!errors[k]}>
+        {options.map((o) => (
+          <option key={o} value={o}>
+            {o || 'not set'}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+  // The Spark settings' fields are named as SubmitValues' keys.
+  const controls: FieldControls = {
+    input: (k, label, hint) => text(k as keyof SubmitValues, label, hint),
+    area: (k, label, hint) => area(k as keyof SubmitValues, label, hint ?? ''),
+    select: (k, label, options, hint) => select(k as keyof SubmitValues, label, options, hint),
+  };
   const upload = (k: keyof SubmitFiles, label: string, hint: string, accept?: string) => (
     <Field label={label} hint={hint} error={errors[k]}>
       <input
@@ -174,31 +178,16 @@ export function SubmitJobPage(_: PageProps) {
           <legend>Run</legend>
           <div class="form-grid">
             {area('args', 'Arguments', 'a;b;c — the program’s arguments')}
-            {area('jobConfig', 'Spark configuration', 'key=value;key2=value2')}
-            {text('tags', 'Tags', 'key=value;key2=value2')}
             {text('maxRetries', 'Retries (maxRetries)', '0 (default) to 100: further tries after a failed one', {
               inputMode: 'numeric',
             })}
-            {text('pyRequirements', 'Python requirements', 'pip requirements, separated by ;')}
-            {text('packages', 'Maven packages', 'group:artifact:version, separated by ;')}
+            <SparkSettingsFields controls={controls} />
           </div>
         </fieldset>
         <fieldset class="form-group">
           <legend>Memory settings</legend>
           <div class="form-grid form-grid-narrow">
-            {MEMORY_FIELDS.map((k) =>
-              k === 'dynamicAllocation' ? (
-                <Field key={k} label="dynamicAllocation" error={errors[k]}>
-                  <select id={`job-${k}`} value={v[k] ?? ''} onChange={set(k)}>
-                    <option value="">not set (false)</option>
-                    <option value="true">true</option>
-                    <option value="false">false</option>
-                  </select>
-                </Field>
-              ) : (
-                <span key={k}>{text(k, k, MEMORY_HINTS[k])}</span>
-              ),
-            )}
+            <MemoryFields controls={controls} />
           </div>
         </fieldset>
         <div class="actions">

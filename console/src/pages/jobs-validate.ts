@@ -12,8 +12,7 @@ import {
 } from '../../../domain/delimited';
 import { MEMORY_FIELDS, parseMemorySettings, type MemoryForm } from '../../../domain/memory';
 
-export type MemoryField = (typeof MEMORY_FIELDS)[number];
-export { MEMORY_FIELDS };
+type MemoryField = (typeof MEMORY_FIELDS)[number];
 
 /** The text fields of the form, as the API's multipart fields are named. */
 export interface SubmitValues extends MemoryForm {

@@ -2,19 +2,26 @@
 // `totalElements` of one-item pages (one list call per state); jobs of the last 24 hours come from GET /job
 // sorted by submit and by end time; execution latencies from the results of the active groups.
 import { get, type Page } from '../api';
-import { JOB_STATES, type Job, type JobInstanceResult, type JobState } from '../types';
+import {
+  GROUP_STATES,
+  JOB_STATES,
+  SCHEDULE_STATES,
+  type Job,
+  type JobInstanceResult,
+  type JobState,
+  type ScheduleState,
+} from '../types';
 
 const PAGE = 500;
 const MAX_PAGES = 4;
 
-export const GROUP_STATES = ['ACTIVE', 'ARCHIVED'] as const;
-export const SCHEDULE_STATES = ['ENABLED', 'PAUSED', 'DISABLED'] as const;
+export { GROUP_STATES, SCHEDULE_STATES };
 
 export interface Counts {
   single: Record<JobState, number>;
   interactive: Record<JobState, number>;
   groups: Record<(typeof GROUP_STATES)[number], number>;
-  schedules: Record<(typeof SCHEDULE_STATES)[number], number>;
+  schedules: Record<ScheduleState, number>;
 }
 
 const total = async (path: string, query: Record<string, string>, signal?: AbortSignal) =>

@@ -2,7 +2,7 @@
 // both multipart. The cron reads back in words as it is typed; the API's refusal (an invalid cron, a window
 // in the past, …) shows next to its field and above the form.
 import { get, post, put } from '../api';
-import type { Schedule } from '../types';
+import { LANGUAGES, type Schedule } from '../types';
 import { Button, useAsync } from '../ui';
 import {
   CodeFilesField,
@@ -18,6 +18,7 @@ import {
   type Values,
 } from './groups-form';
 import { describeCron } from './schedules-cron';
+import { SparkSettingsFields } from './spark-fields';
 
 const CRON_HINT = 'minute hour day-of-month month day-of-week (UTC), or @daily, @weekly, @every 30m …';
 
@@ -116,7 +117,7 @@ export function ScheduleForm({ schedule, onDone }: { schedule?: Schedule; onDone
       <div class="form-cols">
         {!schedule && form.input('name', 'Name', 'unique; letters, digits, space, . _ -', { maxLength: 128 })}
         {form.input('cron', 'Cron', words ?? CRON_HINT, { class: 'code', autoComplete: 'off' })}
-        {!schedule && form.select('language', 'Language', ['PYTHON', 'SCALA'])}
+        {!schedule && form.select('language', 'Language', LANGUAGES)}
         {!schedule &&
           form.select('clusterName', 'Cluster', clusters.data?.names.length ? clusters.data.names : ['default'])}
         {form.input(
@@ -136,10 +137,7 @@ export function ScheduleForm({ schedule, onDone }: { schedule?: Schedule; onDone
       />
       <div class="form-cols">
         {form.area('args', 'Arguments', 'a;b;c')}
-        {form.area('jobConfig', 'Spark configuration', 'spark.key=value;spark.key2=value2')}
-        {form.input('tags', 'Tags', 'key=value;key2=value2')}
-        {form.input('pyRequirements', 'Python requirements', 'separated by ;')}
-        {form.input('packages', 'Maven packages', 'group:artifact:version, separated by ,')}
+        <SparkSettingsFields controls={form} />
       </div>
       {form.area('description', 'Description')}
       <MemoryFieldset form={form} />
