@@ -41,7 +41,7 @@ export const ScheduleState = { ENABLED: 'ENABLED', DISABLED: 'DISABLED', PAUSED:
 export type ScheduleState = (typeof ScheduleState)[keyof typeof ScheduleState];
 export const SCHEDULE_STATES = Object.values(ScheduleState) as [ScheduleState, ...ScheduleState[]];
 
-export const ClusterType = { K8S: 'k8s', LOCAL: 'local' } as const;
+export const ClusterType = { K8S: 'k8s', LOCAL: 'local', YARN: 'yarn' } as const;
 export type ClusterType = (typeof ClusterType)[keyof typeof ClusterType];
 export const CLUSTER_TYPES = Object.values(ClusterType) as [ClusterType, ...ClusterType[]];
 

@@ -28,6 +28,9 @@ hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 # SETUP_K8S=1), in the background, since it takes ~8 min on 2 cores the first time; the k8s tests wait for it.
 if [ "${SETUP_K8S:-}" = 1 ]; then
   bash "$ROOT/scripts/setup-k8s.sh" --background
+  # The tests' single-node YARN (test/e2e/yarn.test.ts): Hadoop 3.3.4's ResourceManager and NodeManager jars from
+  # Maven Central into the same cache (~70 MB, once), also in the background; the YARN test waits for it.
+  bash "$ROOT/scripts/setup-yarn.sh" --background
 fi
 
 # Python: Temporal CLI, pyspark, runner dependencies.

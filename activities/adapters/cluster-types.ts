@@ -6,14 +6,16 @@ import { CLUSTER_TYPES, ClusterType } from '../../domain/states';
 import type { ClusterTypeDef, StoredClusterBase } from './cluster-type';
 import { k8sSettings, k8sType } from './k8s/cluster-type';
 import { localSettings, localType } from './local/cluster-type';
+import { yarnSettings, yarnType } from './yarn/cluster-type';
 
 export const CLUSTER_TYPE_DEFS = {
   [ClusterType.LOCAL]: localType,
   [ClusterType.K8S]: k8sType,
+  [ClusterType.YARN]: yarnType,
 } as const satisfies { [T in ClusterType]: ClusterTypeDef };
 
 /** Every type's own settings fields. */
-type AllSettingsShape = typeof localSettings & typeof k8sSettings;
+type AllSettingsShape = typeof localSettings & typeof k8sSettings & typeof yarnSettings;
 type AllSettings = z.infer<z.ZodObject<AllSettingsShape>>;
 
 /** The one stored cluster shape (the `clusters` collection): common fields, and each type's own, optional. */

@@ -53,7 +53,7 @@ export type ClusterSecret = (typeof CLUSTER_SECRETS)[number];
 export interface ClusterValues {
   name: string;
   description: string;
-  type: 'local' | 'k8s';
+  type: Cluster['type'];
   threads: string;
   url: string;
   caCert: string;

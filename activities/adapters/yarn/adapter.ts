@@ -1,0 +1,376 @@
+// The `yarn` cluster adapter: each driver is a YARN application in cluster deploy mode, submitted by
+// spark-submit (`--master yarn`, the Hadoop client in pyspark's jars) with a Hadoop configuration folder made
+// from the cluster's fields. The application carries the tag `so-<driverId>` (lower case: YARN lowers tags), so
+// a retried launch finds it instead of submitting a second one, and every other call finds it again from the
+// ResourceManager alone.
+//
+// What is kept on the launching host, in STACK_DIR/yarn/<clusterId>/<driverId>/ (its mkdir is the launch lock):
+//   command.json  what was run (argv, the environment it added, secrets redacted)
+//   submit.log    spark-submit's output (it exits once the application is submitted)
+//   pid, exit     spark-submit's wrapper (local/process.ts)
+//   appid         the application id once known
+//   conf/         the Hadoop configuration spark-submit read (core-site.xml, yarn-site.xml)
+//   removed       marker written by remove() (the folder stays, so an ended job's logs can still be read)
+//
+// State: the ResourceManager's application report (RUNNING, FINISHED + finalStatus, FAILED, KILLED), its
+// diagnostics as the reason; a ResourceManager that does not answer is UNKNOWN with the cause. Logs: the
+// driver's container (the AM's, `_000001`) and the executors' containers from the AM's NodeManager's REST API
+// (no log aggregation needed). Remove: kill the application unless it has ended; the folder stays.
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import {
+  DriverPhase,
+  InvalidSpecError,
+  type ClusterAdapter,
+  type DriverSpec,
+  type DriverStatus,
+  type LogRange,
+} from '../../../domain/driver';
+import { memorySparkConf } from '../../../domain/memory';
+import { parseDefaultConf } from '../../../domain/spark-defaults';
+import type { JobLogEntry } from '../../../domain/types';
+import { ROOT, type Config } from '../../../lib/config';
+import { redact } from '../../../lib/log';
+import { childEnv } from '../local/child-env';
+import { errCode, readIntFile, writeFileAtomic } from '../local/driver-files';
+import { readLineRange } from '../local/logs';
+import { spawnDriver, waitUntil } from '../local/process';
+import { localMainResource } from '../local/submit-args';
+import { writeHadoopConfDir } from './hadoop-conf';
+import { YarnUnreachable, yarnRest, type YarnApp, type YarnRest } from './rest';
+
+/** The fields of a stored yarn cluster the adapter reads (secrets: none). */
+export interface YarnClusterSettings {
+  id: string;
+  name: string;
+  /** The ResourceManager's web address, http(s)://host:port. */
+  url: string;
+  /** host:port of the ResourceManager's client (IPC) address; default the url's host, port 8032. */
+  resourceManagerAddress?: string;
+  hadoopConf?: Record<string, string>;
+  queue?: string;
+  defaultApplicationConfig?: string;
+  temporalAddress?: string;
+}
+
+export type YarnAdapterConfig = Pick<Config, 'SPARK_HOME' | 'PYTHON' | 'STACK_DIR'>;
+
+export interface YarnAdapterOptions {
+  cluster: YarnClusterSettings;
+  config: YarnAdapterConfig;
+  /** The runner's main file. Default <repo>/runner/runner.py. */
+  runnerPath?: string;
+  /** A ResourceManager or NodeManager call not answered within this fails (status UNKNOWN). Default 10000. */
+  requestTimeoutMs?: number;
+}
+
+const DRIVER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
+const FILES = {
+  command: 'command.json',
+  log: 'submit.log',
+  pid: 'pid',
+  exit: 'exit',
+  appId: 'appid',
+  conf: 'conf',
+  removed: 'removed',
+};
+
+/** The tag the driver's application carries. */
+export const yarnTag = (driverId: string) => `so-${driverId}`.toLowerCase();
+
+/** The ResourceManager's client address: the setting, else the web address's host on port 8032. */
+export const rmClientAddress = (c: Pick<YarnClusterSettings, 'url' | 'resourceManagerAddress'>): string =>
+  c.resourceManagerAddress || `${new URL(c.url).hostname}:8032`;
+
+interface YarnContext {
+  o: YarnAdapterOptions;
+  rest: YarnRest;
+  dir: string;
+  runnerPath: string;
+}
+
+export function createYarnAdapter(o: YarnAdapterOptions): ClusterAdapter {
+  const y: YarnContext = {
+    o,
+    rest: yarnRest(o.cluster.url, o.requestTimeoutMs ?? 10_000),
+    dir: path.join(o.config.STACK_DIR, 'yarn', o.cluster.id.replace(/[^A-Za-z0-9_-]/g, '_')),
+    runnerPath: o.runnerPath ?? path.join(ROOT, 'runner', 'runner.py'),
+  };
+  return {
+    launch: (spec) => launch(y, spec),
+    status: async (driverId) => status(y, driverId),
+    logs: (driverId, range) => logs(y, driverId, range),
+    remove: (driverId) => remove(y, driverId),
+  };
+}
+
+function driverDir(y: YarnContext, driverId: string): string {
+  if (!DRIVER_ID.test(driverId)) throw new InvalidSpecError(`invalid driverId '${driverId}'`);
+  return path.join(y.dir, driverId);
+}
+
+/** The Spark properties of the driver, in the order where a later one wins: ours last but for jobConfig's own. */
+export function yarnSparkConf(spec: DriverSpec, o: YarnAdapterOptions): Record<string, string> {
+  const defaults = parseDefaultConf(o.cluster.defaultApplicationConfig ?? '');
+  const conf: Record<string, string> = {
+    // Without either, Spark uploads its 300 MB of jars on every submission: the nodes have the same Spark.
+    ...(defaults['spark.yarn.archive'] || spec.spark.jobConfig['spark.yarn.archive']
+      ? {}
+      : { 'spark.yarn.jars': `local:${path.join(o.config.SPARK_HOME, 'jars')}/*` }),
+    'spark.yarn.maxAppAttempts': '1',
+    ...defaults,
+    ...memorySparkConf(spec.spark.memorySettings),
+    ...spec.spark.jobConfig,
+    // The service's own, which a request may not change (hadoop-conf.ts refuses them before they get here).
+    'spark.yarn.tags': yarnTag(spec.driverId),
+    'spark.yarn.submit.waitAppCompletion': 'false',
+    'spark.yarn.queue': o.cluster.queue || 'default',
+  };
+  const python = spec.spark.jobConfig['spark.pyspark.python'] ?? o.config.PYTHON;
+  conf['spark.yarn.appMasterEnv.PYSPARK_PYTHON'] ??= python;
+  conf['spark.executorEnv.PYSPARK_PYTHON'] ??= python;
+  // What the driver needs in its environment (a runner's Temporal address, task queue, channel secret).
+  for (const [k, v] of Object.entries(spec.env)) conf[`spark.yarn.appMasterEnv.${k}`] = v;
+  return conf;
+}
+
+/** spark-submit's arguments (after the executable). */
+export function yarnSubmitArgs(spec: DriverSpec, o: YarnAdapterOptions, runnerPath: string): string[] {
+  if (spec.role === 'sql-engine') throw new InvalidSpecError('SQL engines do not run on YARN clusters yet');
+  const r = localMainResource(spec, runnerPath, o.config.STACK_DIR);
+  const s = spec.spark;
+  const args = ['--master', 'yarn', '--deploy-mode', 'cluster', '--name', s.name || spec.driverId];
+  if (r.mainClass) args.push('--class', r.mainClass);
+  for (const [k, v] of Object.entries(yarnSparkConf(spec, o))) args.push('--conf', `${k}=${v}`);
+  if (s.packages.length) args.push('--packages', s.packages.join(','));
+  if (r.extraJars.length) args.push('--jars', r.extraJars.join(','));
+  if (s.artifacts.files.length) args.push('--files', s.artifacts.files.join(','));
+  if (r.extraPyFiles.length) args.push('--py-files', r.extraPyFiles.join(','));
+  return [...args, r.main, ...s.args];
+}
+
+/** The Hadoop properties spark-submit reads: the cluster's, then the ResourceManager's addresses. */
+export function hadoopProps(c: YarnClusterSettings): Record<string, string> {
+  const web = new URL(c.url);
+  return {
+    ...(c.hadoopConf ?? {}),
+    'yarn.resourcemanager.address': rmClientAddress(c),
+    [web.protocol === 'https:' ? 'yarn.resourcemanager.webapp.https.address' : 'yarn.resourcemanager.webapp.address']:
+      web.host,
+  };
+}
+
+async function launch(y: YarnContext, spec: DriverSpec): Promise<DriverStatus> {
+  const dir = driverDir(y, spec.driverId);
+  const argv = [path.join(y.o.config.SPARK_HOME, 'bin', 'spark-submit'), ...yarnSubmitArgs(spec, y.o, y.runnerPath)];
+  await fs.mkdir(y.dir, { recursive: true });
+  try {
+    await fs.mkdir(dir);
+  } catch (e) {
+    if (errCode(e) === 'EEXIST') return status(y, spec.driverId);
+    throw e;
+  }
+  // Launched from another host, or before this folder was lost: the application is there already.
+  let existing: YarnApp | undefined;
+  try {
+    existing = await findApp(y, spec.driverId);
+  } catch (e) {
+    await fs.rm(dir, { recursive: true, force: true });
+    throw e;
+  }
+  if (existing) {
+    await writeFileAtomic(path.join(dir, FILES.appId), existing.id);
+    return toStatus(existing);
+  }
+  const confDir = path.join(dir, FILES.conf);
+  await writeHadoopConfDir(confDir, hadoopProps(y.o.cluster));
+  // Only an allow-list of the worker's environment: no service setting or secret reaches the submitter.
+  const added = {
+    HADOOP_CONF_DIR: confDir,
+    YARN_CONF_DIR: confDir,
+    SPARK_HOME: y.o.config.SPARK_HOME,
+    PYSPARK_PYTHON: y.o.config.PYTHON,
+  };
+  await writeFileAtomic(
+    path.join(dir, FILES.command),
+    JSON.stringify(
+      {
+        driverId: spec.driverId,
+        role: spec.role,
+        argv: argv.map(redactArg),
+        env: added,
+        labels: spec.labels,
+        launchedAt: Date.now(),
+      },
+      null,
+      2,
+    ),
+  );
+  const logFile = path.join(dir, FILES.log);
+  const spawnError = await spawnDriver(dir, argv, childEnv('driver', added), logFile);
+  if (spawnError) {
+    await fs.appendFile(logFile, `failed to start spark-submit: ${spawnError.message}\n`);
+    await writeFileAtomic(path.join(dir, FILES.exit), '127\n');
+  }
+  await waitUntil(() => existsSync(path.join(dir, FILES.pid)) || existsSync(path.join(dir, FILES.exit)), 2_000);
+  return status(y, spec.driverId);
+}
+
+/** appMasterEnv values may carry a runner's secret: command.json shows them redacted. */
+function redactArg(a: string): string {
+  const m = /^(spark\.yarn\.appMasterEnv\.[^=]+)=(.*)$/.exec(a);
+  if (!m) return a;
+  const name = m[1].slice('spark.yarn.appMasterEnv.'.length);
+  return `${m[1]}=${String((redact({ [name]: m[2] }) as Record<string, unknown>)[name])}`;
+}
+
+/** The driver's application: by the recorded id, else by its tag (recorded once found). */
+async function findApp(y: YarnContext, driverId: string): Promise<YarnApp | undefined> {
+  const dir = driverDir(y, driverId);
+  const recorded = await fs.readFile(path.join(dir, FILES.appId), 'utf8').catch(() => undefined);
+  if (recorded) return y.rest.app(recorded.trim());
+  const apps = await y.rest.appsByTag(yarnTag(driverId));
+  // The newest, should a submission have been repeated.
+  const app = apps.sort((a, b) => (b.startedTime ?? 0) - (a.startedTime ?? 0))[0];
+  if (app && existsSync(dir)) await writeFileAtomic(path.join(dir, FILES.appId), app.id);
+  return app;
+}
+
+/** The report's state as a driver phase; the reason from the diagnostics. */
+export function toStatus(app: YarnApp): DriverStatus {
+  const base = {
+    appId: app.id,
+    startTime: app.startedTime || undefined,
+    endTime: app.finishedTime || undefined,
+  };
+  const why = app.diagnostics?.trim() || undefined;
+  switch (app.state) {
+    case 'RUNNING':
+      return { ...base, phase: DriverPhase.RUNNING };
+    case 'FINISHED':
+      return app.finalStatus === 'SUCCEEDED'
+        ? { ...base, phase: DriverPhase.SUCCEEDED, exitCode: 0 }
+        : {
+            ...base,
+            phase: DriverPhase.FAILED,
+            exitCode: exitCodeOf(why) ?? 1,
+            message: why ?? `application ${app.id} ended ${app.finalStatus}`,
+          };
+    case 'FAILED':
+      return {
+        ...base,
+        phase: DriverPhase.FAILED,
+        exitCode: exitCodeOf(why) ?? 1,
+        message: why ?? `application ${app.id} FAILED`,
+      };
+    case 'KILLED':
+      return { ...base, phase: DriverPhase.FAILED, exitCode: 143, message: why ?? `application ${app.id} was killed` };
+    default:
+      // NEW, NEW_SAVING, SUBMITTED, ACCEPTED: waiting for the scheduler (the queue's capacity) or the AM.
+      return { ...base, phase: DriverPhase.PENDING, message: why };
+  }
+}
+
+const exitCodeOf = (diagnostics: string | undefined): number | undefined => {
+  const m = /exit(?:Code| code| status)[:=]?\s*(-?\d+)/i.exec(diagnostics ?? '');
+  return m ? Number(m[1]) : undefined;
+};
+
+async function status(y: YarnContext, driverId: string): Promise<DriverStatus> {
+  const dir = driverDir(y, driverId);
+  if (!existsSync(dir)) return { phase: DriverPhase.MISSING };
+  let app: YarnApp | undefined;
+  try {
+    app = await findApp(y, driverId);
+  } catch (e) {
+    if (e instanceof YarnUnreachable)
+      return {
+        phase: DriverPhase.UNKNOWN,
+        message: `the ResourceManager of cluster '${y.o.cluster.name}' cannot be asked: ${e.message}`,
+      };
+    throw e;
+  }
+  if (app) return toStatus(app);
+  // Not submitted yet, or spark-submit failed before the ResourceManager took it.
+  const exit = await readIntFile(path.join(dir, FILES.exit));
+  if (exit && exit.value !== 0) {
+    return {
+      phase: DriverPhase.FAILED,
+      exitCode: exit.value,
+      message: `spark-submit failed (exit ${exit.value}): ${await submitFailure(dir)}`,
+    };
+  }
+  if (exit && Date.now() - exit.mtimeMs > 60_000)
+    return {
+      phase: DriverPhase.FAILED,
+      message: 'spark-submit ended but the ResourceManager has no application of this driver',
+    };
+  return { phase: DriverPhase.PENDING };
+}
+
+/** The last lines of spark-submit's output that say what went wrong. */
+async function submitFailure(dir: string): Promise<string> {
+  const text = await fs.readFile(path.join(dir, FILES.log), 'utf8').catch(() => '');
+  const lines = text.split('\n').filter((l) => /Exception|Error|error:|refused|denied/.test(l));
+  return (lines.slice(-3).join(' | ') || text.trim().split('\n').slice(-3).join(' | ')).slice(0, 2000);
+}
+
+function slice(text: string | undefined, range: LogRange): string[] {
+  if (text === undefined) return [];
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const from = Math.max(0, Math.floor(range.from));
+  return lines.slice(from, from + Math.max(0, Math.floor(range.size)));
+}
+
+async function logs(y: YarnContext, driverId: string, range: LogRange): Promise<JobLogEntry[]> {
+  const dir = driverDir(y, driverId);
+  if (!existsSync(dir)) return [];
+  const from = Math.max(0, Math.floor(range.from));
+  const st = await status(y, driverId);
+  const entry = (name: string, role: string, fileName: string, log: string[], state: string): JobLogEntry => ({
+    name,
+    type: 'yarn-container',
+    role,
+    state,
+    from,
+    logSize: log.length,
+    fileName,
+    log,
+  });
+  const submitLog = path.join(dir, FILES.log);
+  const out: JobLogEntry[] = [
+    {
+      ...entry(driverId, 'submit', submitLog, await readLineRange(submitLog, from, range.size), st.phase),
+      type: 'process',
+    },
+  ];
+  const app = st.appId ? await y.rest.app(st.appId).catch(() => undefined) : undefined;
+  const nm = app?.amHostHttpAddress ?? (app?.amContainerLogs ? new URL(app.amContainerLogs).host : undefined);
+  if (!app || !nm) return out;
+  const am = app.amContainerLogs ? /\/(container_[A-Za-z0-9_]+)/.exec(app.amContainerLogs)?.[1] : undefined;
+  const containers = new Set(await y.rest.containers(nm, app.id).catch(() => [] as string[]));
+  if (am) containers.add(am);
+  for (const c of [...containers].sort()) {
+    const role = c === am ? 'driver' : 'executor';
+    for (const file of ['stdout', 'stderr']) {
+      const text = await y.rest.containerLog(nm, c, file).catch(() => undefined);
+      if (text === undefined) continue;
+      out.push(entry(c, role, `${c}/${file}`, slice(text, range), role === 'driver' ? st.phase : 'UNKNOWN'));
+    }
+  }
+  return out;
+}
+
+async function remove(y: YarnContext, driverId: string): Promise<void> {
+  const dir = driverDir(y, driverId);
+  if (!existsSync(dir)) return;
+  // A submission still under way: its application shows up within seconds.
+  if (!existsSync(path.join(dir, FILES.exit))) await waitUntil(() => existsSync(path.join(dir, FILES.exit)), 30_000);
+  const app = await findApp(y, driverId);
+  if (app && !['FINISHED', 'FAILED', 'KILLED'].includes(app.state)) await y.rest.kill(app.id);
+  // The folder stays (with the application id): an ended job's logs are read through it afterwards.
+  if (!existsSync(path.join(dir, FILES.removed)))
+    await writeFileAtomic(path.join(dir, FILES.removed), `${new Date().toISOString()}\n`);
+}

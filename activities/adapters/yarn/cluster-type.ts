@@ -1,0 +1,89 @@
+// The `yarn` cluster type: drivers are YARN applications in cluster deploy mode (adapter.ts), on an existing
+// Hadoop YARN cluster reached at its ResourceManager. No Kerberos.
+import { z } from 'zod';
+import { jvmMemoryBytes } from '../../../domain/delimited';
+import { executorsOf, type ClusterTypeDef } from '../cluster-type';
+import { checkHttpUrl, temporalAddressSetting } from '../k8s/cluster-type';
+import { timedAdapter } from '../timed';
+import { createYarnAdapter } from './adapter';
+import { hadoopConfProblems, refusedYarnConf } from './hadoop-conf';
+
+export const yarnSettings = {
+  /** host:port of the ResourceManager's client (IPC) address; default the url's host on port 8032. */
+  resourceManagerAddress: z
+    .string()
+    .trim()
+    .max(512)
+    .regex(/^$|^[A-Za-z0-9.-]+:[0-9]{1,5}$/, 'must be host:port of the ResourceManager, e.g. rm.example.com:8032')
+    .optional(),
+  /** Hadoop properties of the cluster's client (core-site and yarn-site), checked by hadoop-conf.ts. */
+  hadoopConf: z.record(z.string().max(256), z.string().max(4096)).optional(),
+  /** The YARN queue of its drivers (default `default`): the cluster's share of YARN, its quota. */
+  queue: z
+    .string()
+    .trim()
+    .max(255)
+    .regex(/^$|^[A-Za-z0-9_.-]+$/, 'must be a queue name (letters, digits, _ . -), e.g. root.analytics')
+    .optional(),
+  temporalAddress: temporalAddressSetting,
+};
+
+const jvm = (v: string | undefined) => jvmMemoryBytes(v ?? '1g');
+/** YARN sizes a container as the JVM's memory plus its overhead: 10%, at least 384 MiB (Spark's default). */
+const container = (v: string | undefined) => jvm(v) + Math.max(384 * 2 ** 20, Math.round(jvm(v) * 0.1));
+
+export const yarnType: ClusterTypeDef<typeof yarnSettings> = {
+  settings: yarnSettings,
+  check: (c, ctx) => {
+    checkHttpUrl(c, ctx, 'yarn', 'ResourceManager web address');
+    let host: string | undefined;
+    try {
+      host = c.url ? new URL(c.url).hostname : undefined;
+    } catch {
+      host = undefined;
+    }
+    const rm = /^([A-Za-z0-9.-]+):/.exec(c.resourceManagerAddress ?? '')?.[1];
+    if (rm && host && rm.toLowerCase() !== host.toLowerCase())
+      ctx.addIssue({
+        code: 'custom',
+        path: ['resourceManagerAddress'],
+        message: `names host ${rm}, not the ResourceManager's of the url (${host})`,
+      });
+    for (const [key, message] of hadoopConfProblems(c.hadoopConf ?? {}, host))
+      ctx.addIssue({ code: 'custom', path: ['hadoopConf', key], message });
+  },
+  defaults: () => ({}),
+  sparkMaster: () => 'yarn',
+  sparkDeployMode: 'cluster',
+  toView: (c) => ({
+    resourceManagerAddress: c.resourceManagerAddress || undefined,
+    hadoopConf: c.hadoopConf,
+    queue: c.queue || 'default',
+    temporalAddress: c.temporalAddress,
+  }),
+  refusedConf: (c, conf, field) => {
+    const refused = refusedYarnConf(conf);
+    if (!refused.length) return undefined;
+    const each = refused.map((r) => `${r.key} ${r.why}`).join('; ');
+    return `${field}: ${each}. Cluster '${c.name}' (yarn) sets these itself`;
+  },
+  // Containers: the driver's (the application master's) and its executors', each with YARN's overhead.
+  quotaNeed: (m, instances) => {
+    const executors = executorsOf(m);
+    return {
+      cpu: instances * ((m.driverCores ?? 1) + executors * (m.executorCores ?? 1)),
+      memory: instances * (container(m.driverMemory) + executors * container(m.executorMemory)),
+      pods: instances * (1 + executors),
+    };
+  },
+  countsPods: true,
+  capabilities: { namespaces: false, sqlEngines: [], connect: false, driversOnWorkerHost: false },
+  adapter: ({ cluster, config }) =>
+    timedAdapter(
+      createYarnAdapter({
+        cluster: { ...cluster, id: cluster.id },
+        config,
+      }),
+      'yarn',
+    ),
+};

@@ -1,0 +1,174 @@
+// Clusters of type `yarn` against a real single-node YARN (testkit/yarn: Apache Hadoop 3.3.4's ResourceManager
+// and NodeManager on loopback, started once for the file), through the whole service: the cluster's fields
+// checked, a PySpark job submitted in cluster deploy mode to FINISHED with its YARN application id as appId
+// and its driver's log read from the NodeManager after it ended while another job is cancelled (its
+// application KILLED), and the ResourceManager stopped mid-job (the job UNKNOWN with the cause, then FINISHED once the
+// ResourceManager is back and has recovered its applications). The daemons' and spark-submit's output goes to
+// files, never to the test log. Skipped without the jars (scripts/setup-yarn.sh) or a JDK.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startYarn, yarnAvailable, type YarnCluster } from '../../testkit/yarn/cluster';
+import { call, eventually, form, startHarness, type Harness } from '../harness';
+
+const ready = yarnAvailable();
+let y: YarnCluster;
+let h: Harness;
+
+/** Keeps the job's Spark on loopback too (its driver's RPC and block manager), and without a UI. */
+const LOOPBACK_DEFAULTS = [
+  'spark.ui.enabled=false',
+  'spark.yarn.appMasterEnv.SPARK_LOCAL_IP=127.0.0.1',
+  'spark.executorEnv.SPARK_LOCAL_IP=127.0.0.1',
+].join(';');
+
+beforeAll(async () => {
+  if (!ready) return;
+  [y, h] = await Promise.all([startYarn(), startHarness()]);
+  const c = await call(h, 'POST', '/cluster', {
+    name: 'yarn',
+    type: 'yarn',
+    url: y.rmUrl,
+    resourceManagerAddress: y.rmAddress,
+    hadoopConf: y.clientConf,
+    queue: 'default',
+    defaultApplicationConfig: LOOPBACK_DEFAULTS,
+  });
+  expect(c.status, JSON.stringify(c.body)).toBe(200);
+}, 240_000);
+afterAll(async () => {
+  await h?.stop();
+  await y?.stop();
+});
+
+const APP = `import sys, time
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.getOrCreate()
+time.sleep(int(sys.argv[2]))
+n = int(sys.argv[1])
+print(f"RESULT total={spark.sparkContext.parallelize(range(1, n + 1), 2).map(lambda x: x * x).sum()}")
+spark.stop()
+`;
+
+/** A small PySpark job (one executor, 512m containers) computing the sum of squares to n after a pause. */
+const submit = (name: string, n: number, pauseS: number, extra: Record<string, string> = {}) =>
+  call(
+    h,
+    'POST',
+    '/job/submit',
+    form(
+      {
+        name,
+        language: 'PYTHON',
+        jobClass: 'main',
+        clusterName: 'yarn',
+        args: `${n};${pauseS}`,
+        executors: '1',
+        driverMemory: '512m',
+        executorMemory: '512m',
+        ...extra,
+      },
+      { pyFiles: [{ name: 'main.py', content: APP }] },
+    ),
+  );
+
+const job = async (id: string) => (await call(h, 'GET', `/job/${id}`)).body;
+const rmApp = async (appId: string) =>
+  (
+    (await (await fetch(`${y.rmUrl}/ws/v1/cluster/apps/${appId}`)).json()) as {
+      app: { state: string; finalStatus: string };
+    }
+  ).app;
+const inState = (id: string, states: string[], timeoutMs = 180_000) =>
+  eventually(
+    async () => {
+      const j = await job(id);
+      if (['FAILED', 'FINISHED', 'CANCELED'].includes(j.state) && !states.includes(j.state))
+        throw Object.assign(new Error(`job ended: ${JSON.stringify(j)}`), { fatal: true });
+      return states.includes(j.state) ? j : undefined;
+    },
+    timeoutMs,
+    250,
+  );
+
+describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManager', () => {
+  it('is a cluster type with its own fields; what would reach other hosts, grant access or leave the queue answers 409', async () => {
+    const types = (await call(h, 'GET', '/cluster/types')).body.types as { type: string; settings: string[] }[];
+    expect(types.find((t) => t.type === 'yarn')).toMatchObject({
+      sparkDeployMode: 'cluster',
+      namespaces: false,
+      settings: expect.arrayContaining(['hadoopConf', 'queue', 'resourceManagerAddress']),
+    });
+    const names = (await call(h, 'GET', '/cluster?size=100')).body.content as Record<string, unknown>[];
+    expect(names.find((c) => c.name === 'yarn')).toMatchObject({
+      type: 'yarn',
+      sparkMaster: 'yarn',
+      sparkDeployMode: 'cluster',
+      url: y.rmUrl,
+      queue: 'default',
+      hadoopConf: y.clientConf,
+    });
+    const base = { type: 'yarn', url: y.rmUrl };
+    const refused: [Record<string, unknown>, RegExp][] = [
+      [{ hadoopConf: { 'hadoop.security.authentication': 'kerberos' } }, /hadoop\.security\.authentication/],
+      [{ hadoopConf: { 'yarn.resourcemanager.scheduler.address': '10.1.2.3:8030' } }, /names host 10\.1\.2\.3/],
+      [{ hadoopConf: { 'fs.s3a.secret.key': 'x' } }, /holds a secret/],
+      [{ resourceManagerAddress: 'elsewhere.example.com:8032' }, /names host elsewhere/],
+      [{ namespace: 'team-a' }, /is a setting of k8s clusters only/],
+      [{ url: 'rm:8088' }, /not an http\(s\) URL/],
+      [{ defaultApplicationConfig: 'spark.yarn.queue=other' }, /spark\.yarn\.queue moves the driver/],
+    ];
+    for (const [fields, message] of refused) {
+      const r = await call(h, 'POST', '/cluster', { name: 'yarn-bad', ...base, ...fields });
+      expect(r.status, JSON.stringify(fields)).toBe(409);
+      expect(r.body.message).toMatch(message);
+    }
+    const queue = await submit('elsewhere', 10, 0, { jobConfig: 'spark.yarn.queue=root.other' });
+    expect(queue.status).toBe(409);
+    expect(queue.body.message).toMatch(/spark\.yarn\.queue moves the driver to another queue/);
+  });
+
+  // One job runs to its end while another is cancelled: two applications side by side, for the file's time.
+  it('runs a PySpark job to FINISHED in cluster mode (appId: the application id; the driver log read after it ended) and cancels another by killing its application', async () => {
+    const [r, sleeper] = await Promise.all([submit('squares', 100, 0), submit('sleeper', 10, 300)]);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const id = r.body.jobId as string;
+    const sleeperId = sleeper.body.jobId as string;
+
+    const busy = await inState(sleeperId, ['BUSY']);
+    expect(busy.appId).toMatch(/^application_/);
+    expect((await call(h, 'POST', `/job/${sleeperId}/cancel`)).status).toBe(200);
+    await inState(sleeperId, ['CANCELED']);
+    await eventually(async () => (await rmApp(busy.appId)).state === 'KILLED', 60_000, 250);
+
+    const done = await inState(id, ['FINISHED'], 240_000);
+    expect(done.appId).toMatch(/^application_\d+_\d+$/);
+    expect(done.appId).not.toBe(busy.appId);
+    expect(await rmApp(done.appId)).toMatchObject({ state: 'FINISHED', finalStatus: 'SUCCEEDED' });
+    const logs = (await call(h, 'GET', `/job/${id}/logs?logSize=5000`)).body as {
+      role: string;
+      name: string;
+      fileName: string;
+      log: string[];
+    }[];
+    const stdout = logs.find((l) => l.role === 'driver' && l.fileName.endsWith('/stdout'));
+    expect(stdout?.log.join('\n'), JSON.stringify(logs.map((l) => [l.name, l.fileName, l.log.length]))).toContain(
+      `RESULT total=${(100 * 101 * 201) / 6}`,
+    );
+    // Paging: from the second line, one line.
+    const paged = (await call(h, 'GET', `/job/${id}/logs?logSize=1&from=1`)).body as typeof logs;
+    const stderr = logs.find((l) => l.role === 'driver' && l.fileName.endsWith('/stderr'))!;
+    expect(paged.find((l) => l.fileName === stderr.fileName)?.log).toEqual([stderr.log[1]]);
+  }, 300_000);
+
+  it('with the ResourceManager stopped mid-job the job is UNKNOWN with the cause, then FINISHED once it is back', async () => {
+    const r = await submit('through-restart', 10, 15);
+    const id = r.body.jobId as string;
+    const busy = await inState(id, ['BUSY']);
+    await y.stopRm();
+    const unknown = await inState(id, ['UNKNOWN'], 60_000);
+    expect(unknown.error).toMatch(/ResourceManager of cluster 'yarn' cannot be asked: 127\.0\.0\.1:\d+ did not answer/);
+    await y.startRm();
+    // Work-preserving recovery: the same application goes on and ends.
+    const done = await inState(id, ['FINISHED'], 240_000);
+    expect(done.appId).toBe(busy.appId);
+  }, 420_000);
+});
