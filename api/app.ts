@@ -24,6 +24,7 @@ import { METRICS_PATH, METRICS_ROLE, metricsEndpoint } from './metrics';
 import { API_PREFIX, EXACT_PATHS, mount, openApiDocument, route, type RouteDef } from './routing';
 import { scheduleRoutes } from './schedules/routes';
 import { sparkUiPageRoutes, sparkUiRoutes } from './spark-ui/routes';
+import { uiGuard } from './spark-ui/session';
 import { hostOriginGuard } from './security/host-origin';
 import { sqlRoutes } from './sql/routes';
 import { requestSpans } from './tracing';
@@ -106,8 +107,10 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
   // Case-sensitive and strict: `/API/V1/auth/keys`, `/api/v1/auth/keys/`, `//api/v1/...` or `%61uth` match no route.
   const router = new Router({ prefix: API_PREFIX, ...EXACT_PATHS, methods: [...http.METHODS] });
   const doc = withSecurity(openApiDocument(routes), routes);
-  // The Spark UIs' pages below their documented paths take slashes, which OpenAPI paths cannot say.
-  mount(router, [...routes, ...sparkUiPageRoutes(deps), openApiRoute(doc)], { guard, uploadDir });
+  mount(router, [...routes, openApiRoute(doc)], { guard, uploadDir });
+  // The Spark UIs' pages below their documented paths take slashes, which OpenAPI paths cannot say; their guard
+  // also takes the Spark UI session cookie, so a browser can follow the links (api/spark-ui/session.ts).
+  mount(router, sparkUiPageRoutes(deps), { guard: (need: Need) => uiGuard(deps, need), uploadDir });
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: false }));
   return app;

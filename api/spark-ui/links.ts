@@ -15,7 +15,7 @@ export function jobLinks(job: { jobId: string; jobType: string; state: JobState;
   if (job.jobType !== JobType.SINGLE && job.jobType !== JobType.INTERACTIVE) return {};
   const base = `${API_PREFIX}/job/${encodeURIComponent(job.jobId)}`;
   if (LIVE.has(job.state)) return { uiUrl: `${base}/ui/` };
-  if (isTerminal(job.state) && job.appId) return { historyUrl: `${base}/history` };
+  if (isTerminal(job.state) && job.appId) return { historyUrl: `${base}/history/` };
   return {};
 }
 
@@ -26,7 +26,7 @@ export function jobLinks(job: { jobId: string; jobType: string; state: JobState;
 export function engineLinks(engine: { id: string; type: string; state: string }): UiLinks {
   if (engine.type !== 'SPARK_SQL' || engine.state !== 'RUNNING') return {};
   const base = `${API_PREFIX}/sql/engine/${encodeURIComponent(engine.id)}`;
-  return { uiUrl: `${base}/ui/`, historyUrl: `${base}/history` };
+  return { uiUrl: `${base}/ui/`, historyUrl: `${base}/history/` };
 }
 
 /**

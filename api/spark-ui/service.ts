@@ -154,3 +154,18 @@ export async function serveHistory(deps: Pick<ApiDeps, 'config'>, ctx: Context, 
     what: 'the Spark History Server',
   });
 }
+
+/** GET <base>/{ui,history}/static/…: Spark's own static files, from the History Server (same Spark). */
+export async function serveStatic(deps: Pick<ApiDeps, 'config'>, ctx: Context): Promise<void> {
+  const m = /^(.*\/(?:ui|history))(\/static\/.*)$/.exec(ctx.path);
+  const p = m ? cleanPath(m[2]) : undefined;
+  if (!m || p === undefined) throw notFound('no such static file of the Spark UI');
+  const url = new URL(deps.config.SPARK_HISTORY_URL);
+  await proxy(ctx, {
+    host: url.hostname,
+    port: Number(url.port || 80),
+    path: p,
+    context: m[1],
+    what: 'the Spark History Server',
+  });
+}

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { DRIVER_FILES } from '../../activities/adapters/local/driver-files';
@@ -65,6 +65,25 @@ function raw(
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * Clicks a link of the console that opens a new tab and waits for that page; every response of it (the page,
+ * Spark's static files) must be a success.
+ */
+async function followLink(page: Page, name: string): Promise<Page> {
+  const failed: string[] = [];
+  const note = (r: Response) => {
+    if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+  };
+  page.context().on('response', note);
+  const [tab] = await Promise.all([page.context().waitForEvent('page'), page.getByRole('link', { name }).click()]);
+  // Both kinds of link redirect to the application's jobs page.
+  await tab.waitForURL(/\/jobs\/$/);
+  await tab.waitForLoadState('load');
+  page.context().off('response', note);
+  expect(failed).toEqual([]);
+  return tab;
 }
 
 /** The status of a GET straight to a Spark UI's port on loopback, with these headers. */
@@ -238,6 +257,19 @@ describe('the Spark UI through the API', () => {
       `/api/v1/job/${jobId}/ui/`,
     );
     await screenshot(page, 'job-spark-ui-live');
+    // The link opens the driver's UI in a new tab (the console's session cookie stands in for the key there),
+    // its static files load, and a link inside it works too.
+    const ui = await followLink(page, 'Live Spark UI');
+    expect(await ui.title()).toMatch(/Spark Jobs/);
+    await ui.getByRole('link', { name: 'Stages', exact: true }).first().click();
+    await ui.waitForURL(new RegExp(`/api/v1/job/${jobId}/ui/stages/$`));
+    expect(await ui.title()).toMatch(/Stages/);
+    await screenshot(ui, 'job-spark-ui-driver');
+    // Another browser, never signed in: the same page is refused.
+    const stranger = await browser.newContext();
+    const refused = await (await stranger.newPage()).goto(`${h.url}/job/${jobId}/ui/jobs/`);
+    expect(refused?.status()).toBe(401);
+    await stranger.close();
     await context.close();
   });
 
@@ -249,7 +281,7 @@ describe('the Spark UI through the API', () => {
     }, 60_000);
     expect(done.state).toBe('FINISHED');
     expect(done.uiUrl).toBeUndefined();
-    expect(done.historyUrl).toBe(`/api/v1/job/${jobId}/history`);
+    expect(done.historyUrl).toBe(`/api/v1/job/${jobId}/history/`);
     expect(existsSync(path.join(historyDir, `eventlog_v2_${appId}`))).toBe(true);
     // The live UI is gone; its answer says where the run is.
     expect((await asViewer(`/job/${jobId}/ui/jobs/`)).status).toBe(404);
@@ -301,9 +333,12 @@ describe('the Spark UI through the API', () => {
     await summary.getByText('Failed stages').waitFor({ timeout: 30_000 });
     expect(await summary.innerText()).toMatch(/Failed stages\s+1/);
     expect(await page.getByRole('link', { name: 'Spark History Server' }).getAttribute('href')).toBe(
-      `/api/v1/job/${jobId}/history`,
+      `/api/v1/job/${jobId}/history/`,
     );
     await screenshot(page, 'job-spark-ui-history');
+    const history = await followLink(page, 'Spark History Server');
+    expect(history.url()).toBe(`${h.url}/job/${jobId}/history/history/${appId}/jobs/`);
+    expect(await history.title()).toMatch(/Spark Jobs/);
     await context.close();
   });
 });

@@ -48,7 +48,7 @@ describe('SQL on the Spark Thrift Server (SPARK_SQL)', () => {
         type: 'SPARK_SQL',
         state: 'RUNNING',
         uiUrl: `${base}/ui/`,
-        historyUrl: `${base}/history`,
+        historyUrl: `${base}/history/`,
       },
     ]);
     // Its Spark UI through the API (api/spark-ui/): the Thrift Server's application, with the statement's job.

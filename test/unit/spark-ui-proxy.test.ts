@@ -22,6 +22,7 @@ import { cleanPath, cleanQuery, historyPathAllowed, liveUiPathAllowed } from '..
 import { proxy, rewriteLocation } from '../../api/spark-ui/proxy';
 import { apiBaseUrl, engineLinks, jobLinks, livyAppInfo } from '../../api/spark-ui/links';
 import { jobDriverId } from '../../api/spark-ui/service';
+import { issueSession, SESSION_TTL_MS, verifySession } from '../../api/spark-ui/session';
 import { DRIVER_FILES } from '../../activities/adapters/local/driver-files';
 import { linkHistory, readUiAddress, uiFile } from '../../activities/adapters/local/spark-ui';
 
@@ -165,7 +166,7 @@ describe('links', () => {
   const job = { jobId: 'j1', jobType: 'SINGLE', appId: 'local-1' } as const;
   it('uiUrl while the driver runs, historyUrl once ended with an application', () => {
     expect(jobLinks({ ...job, state: 'BUSY' })).toEqual({ uiUrl: '/api/v1/job/j1/ui/' });
-    expect(jobLinks({ ...job, state: 'FINISHED' })).toEqual({ historyUrl: '/api/v1/job/j1/history' });
+    expect(jobLinks({ ...job, state: 'FINISHED' })).toEqual({ historyUrl: '/api/v1/job/j1/history/' });
     expect(jobLinks({ ...job, state: 'FAILED', appId: undefined })).toEqual({});
     expect(jobLinks({ ...job, state: 'SUBMITTED' })).toEqual({});
     expect(jobLinks({ ...job, jobType: 'SHELL', state: 'BUSY' })).toEqual({});
@@ -240,5 +241,32 @@ describe('a local driver’s UI address and history link (activities/adapters/lo
     expect(jobDriverId({ jobId: 'abc', jobType: 'SINGLE', attempt: 2 })).toBe('job-abc-2');
     expect(jobDriverId({ jobId: 'abc', jobType: 'INTERACTIVE' })).toBe('inst-abc');
     expect(jobDriverId({ jobId: 'abc', jobType: 'SHELL' })).toBeUndefined();
+  });
+});
+
+describe('the Spark UI session cookie (api/spark-ui/session.ts)', () => {
+  const KEY = 'ab'.repeat(32);
+  const who = { id: 'key:k1', role: 'viewer' as const };
+  it('holds who signed in and their role until it expires', () => {
+    const now = 1_800_000_000_000;
+    const v = issueSession(KEY, who, now);
+    expect(verifySession(KEY, v, now + 1000)).toEqual(who);
+    expect(verifySession(KEY, v, now + SESSION_TTL_MS)).toBeUndefined();
+  });
+  it('is refused when forged, altered, signed with another key, or malformed', () => {
+    const now = 1_800_000_000_000;
+    const v = issueSession(KEY, who, now);
+    const [payload, mac] = v.split('.');
+    const admin = Buffer.from(JSON.stringify({ p: 'key:k1', r: 'admin', e: now + 60_000 })).toString('base64url');
+    for (const bad of [
+      `${admin}.${mac}`,
+      `${payload}.${mac.slice(0, -2)}AA`,
+      issueSession('cd'.repeat(32), who, now),
+      `${payload}`,
+      `${payload}.${mac}.x`,
+      '',
+      undefined,
+    ])
+      expect(verifySession(KEY, bad, now)).toBeUndefined();
   });
 });

@@ -1,8 +1,9 @@
 // The Spark UI panel of a job's page: links to its live UI (while its driver runs) and to its run in the
 // History Server (after), and a summary of its stages (how many in each status, the failed ones with their
 // reason, how long the application ran) read from Spark's own REST API through the same proxy.
-import { API, get } from '../api';
+import { API, get, post } from '../api';
 import { Fragment } from 'preact';
+import { useEffect } from 'preact/hooks';
 import type { Job } from '../types';
 import { useAsync, useInterval } from '../ui';
 
@@ -60,6 +61,10 @@ export function SparkUiPanel({ job }: { job: Job }) {
   useInterval(() => {
     if (job.uiUrl) summary.reload();
   }, 3000);
+  // Links a browser follows carry no credentials: a short-lived cookie of the UI pages stands in for them
+  // (api/spark-ui/session.ts), renewed while the page is open. Without authentication it sets nothing.
+  useEffect(() => void post('/spark-ui/session').catch(() => undefined), [base]);
+  useInterval(() => void post('/spark-ui/session').catch(() => undefined), 5 * 60_000);
 
   return (
     <div class="panel" aria-label="Spark UI">
