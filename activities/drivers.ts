@@ -9,8 +9,7 @@ import {
   type DriverStatus,
   type LogRange,
 } from '../domain/driver';
-import { finishedJob, withDriverStatus } from '../domain/job-transitions';
-import { JobState } from '../domain/states';
+import { busyOnceRunning, finishedOnSuccess } from '../domain/job-transitions';
 import type { Job, JobLogEntry } from '../domain/types';
 import type { Config } from '../lib/config';
 import type { AdapterLookup } from './adapters/registry';
@@ -189,15 +188,15 @@ export function createDriverActivities(
       let job = record.job;
       let busy: Job | undefined;
       let status = await watchWith(clusterName, driverId, known, maxWaitMs, startingSince);
-      if (status.phase === DriverPhase.RUNNING && job.state === JobState.STARTING && !signal.aborted) {
-        busy = job = withDriverStatus(job, status, Date.now());
+      const seenRunning = signal.aborted ? undefined : busyOnceRunning(job, status, Date.now());
+      if (seenRunning) {
+        busy = job = seenRunning;
         await projection.projectJob(busy, record.version);
         status = await watchWith(clusterName, driverId, status, Math.max(0, deadline - Date.now()));
       }
-      if (finishVersion === undefined || status.phase !== DriverPhase.SUCCEEDED || signal.aborted)
-        return { status, busy };
-      const now = Date.now();
-      const finished = finishedJob(withDriverStatus(job, status, now), JobState.FINISHED, now);
+      if (finishVersion === undefined || signal.aborted) return { status, busy };
+      const finished = finishedOnSuccess(job, status, Date.now());
+      if (!finished) return { status, busy };
       await projection.projectJob(finished, finishVersion);
       try {
         await (await adapterFor(clusterName)).remove(driverId);

@@ -51,6 +51,17 @@ export function afterFailedTry(job: Job, reason: string, now: number): { retry: 
   return { retry: true, job: next };
 }
 
+/**
+ * What the watch activity writes on the way (activities/drivers.ts, watchJobDriver): the BUSY record the
+ * first time a STARTING job's driver is seen running, else nothing.
+ */
+export const busyOnceRunning = (job: Job, st: DriverStatus, now: number): Job | undefined =>
+  st.phase === 'RUNNING' && job.state === JobState.STARTING ? withDriverStatus(job, st, now) : undefined;
+
+/** The FINISHED record the watch activity writes (then removes the driver) when the driver succeeded, else nothing. */
+export const finishedOnSuccess = (job: Job, st: DriverStatus, now: number): Job | undefined =>
+  st.phase === 'SUCCEEDED' ? finishedJob(withDriverStatus(job, st, now), JobState.FINISHED, now) : undefined;
+
 /** The job in a terminal state; `error` is set when given and cleared otherwise. */
 export function finishedJob(job: Job, state: JobState, now: number, error?: string): Job {
   const next: Job = { ...job, state, endTime: now };

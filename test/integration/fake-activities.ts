@@ -2,10 +2,10 @@
 // kept in memory (versioned like the real projection), and Temporal Schedule calls recorded.
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { DriverSpec, DriverStatus } from '../../domain/driver';
-import { endReplaces, finishedJob, withDriverStatus } from '../../domain/job-transitions';
+import { busyOnceRunning, endReplaces, finishedOnSuccess } from '../../domain/job-transitions';
 import type { TemporalScheduleDef } from '../../domain/schedule';
 import type { EngineEndpoint, SqlEngineRecord } from '../../domain/sql-engine';
-import { JobState, type SqlEngine } from '../../domain/states';
+import type { SqlEngine } from '../../domain/states';
 import type { Group, Job, JobInstanceResult, Schedule } from '../../domain/types';
 
 type Phase = DriverStatus['phase'];
@@ -70,15 +70,16 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
       let job = record.job;
       let busy: Job | undefined;
       let status = await activities.watchDriver(cluster, driverId, known);
-      if (status.phase === 'RUNNING' && job.state === 'STARTING' && !signal.aborted) {
-        busy = job = withDriverStatus(job, status, Date.now());
+      const seenRunning = signal.aborted ? undefined : busyOnceRunning(job, status, Date.now());
+      if (seenRunning) {
+        busy = job = seenRunning;
         busyWrites.push(busy.jobId);
         await read.projectJob(busy, record.version);
         status = await activities.watchDriver(cluster, driverId, status);
       }
-      if (finishVersion === undefined || status.phase !== 'SUCCEEDED' || signal.aborted) return { status, busy };
-      const now = Date.now();
-      const finished = finishedJob(withDriverStatus(job, status, now), JobState.FINISHED, now);
+      if (finishVersion === undefined || signal.aborted) return { status, busy };
+      const finished = finishedOnSuccess(job, status, Date.now());
+      if (!finished) return { status, busy };
       finishWrites.push(finished.jobId);
       await read.projectJob(finished, finishVersion);
       await activities.removeDriver(cluster, driverId);

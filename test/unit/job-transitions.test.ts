@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   afterFailedTry,
+  busyOnceRunning,
   checkStoppable,
   endReplaces,
   failedTryReason,
   finishedJob,
+  finishedOnSuccess,
   startingJob,
   tryOutcome,
   withDriverStatus,
@@ -98,5 +100,19 @@ describe('an ended job does not change state again', () => {
     expect(endReplaces('CANCELED', 'FAILED')).toBe(false);
     // Other states are ordered by versions alone.
     expect(endReplaces('FINISHED', 'BUSY')).toBe(true);
+  });
+
+  it('the watch writes BUSY only the first time a STARTING job runs, and FINISHED only when its driver succeeded', () => {
+    const starting = startingJob(job());
+    expect(busyOnceRunning(starting, { phase: 'RUNNING' }, 7)).toMatchObject({ state: 'BUSY', startTime: 7 });
+    expect(busyOnceRunning(starting, { phase: 'PENDING' }, 7)).toBeUndefined();
+    expect(busyOnceRunning({ ...starting, state: 'BUSY' }, { phase: 'RUNNING' }, 7)).toBeUndefined();
+    const busy = withDriverStatus(starting, { phase: 'RUNNING' }, 7);
+    expect(finishedOnSuccess(busy, { phase: 'SUCCEEDED' }, 9)).toMatchObject({
+      state: 'FINISHED',
+      endTime: 9,
+      startTime: 7,
+    });
+    expect(finishedOnSuccess(busy, { phase: 'FAILED' }, 9)).toBeUndefined();
   });
 });
