@@ -13,6 +13,8 @@ export {
   type JobState,
   type Language,
   type GroupKind,
+  type GroupState,
   type ScheduleState,
 } from '../../domain/states';
+export type { SqlEngineState } from '../../domain/sql-engine';
 export { MEMORY_FIELDS } from '../../domain/memory';

@@ -1,6 +1,8 @@
 // Values as the pages show them: state badges, times, durations.
+import type { GroupState, JobState, ScheduleState, SqlEngineState } from '../types';
 
-const STATE_CLASS: Record<string, string> = {
+/** Every state the service has (domain/) gets a look, so a new one cannot go unstyled; SUCCEEDED is a driver's. */
+const STATE_CLASS: Record<JobState | GroupState | ScheduleState | SqlEngineState | 'SUCCEEDED', string> = {
   SUBMITTED: 'pending',
   STARTING: 'pending',
   READY: 'ok',
@@ -15,11 +17,12 @@ const STATE_CLASS: Record<string, string> = {
   PAUSED: 'warn',
   DISABLED: 'muted',
   RUNNING: 'running',
+  STOPPED: 'muted',
   SUCCEEDED: 'ok',
 };
 
 export function StateBadge({ state }: { state: string }) {
-  return <span class={`badge badge-${STATE_CLASS[state] ?? 'muted'}`}>{state}</span>;
+  return <span class={`badge badge-${STATE_CLASS[state as keyof typeof STATE_CLASS] ?? 'muted'}`}>{state}</span>;
 }
 
 /** A point in time: local date and time, the exact ISO time on hover. */
