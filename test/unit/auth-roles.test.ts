@@ -55,8 +55,11 @@ describe('the roles routes declare', () => {
       'POST /sql/engine/:clusterId',
     ])
       expect(need[k], k).toBe('operator');
+    // POST /spark-ui/session changes nothing but the caller's own cookie, which lets a viewer's browser read
+    // the Spark UIs (api/spark-ui/session.ts): a viewer's.
+    expect(need['POST /spark-ui/session']).toBe('viewer');
     for (const [k, n] of table)
-      if (!k.startsWith('GET ') && !/ \/(cluster|auth\/keys)/.test(k)) expect(n, k).toBe('operator');
+      if (!k.startsWith('GET ') && !/ \/(cluster|auth\/keys|spark-ui\/session)/.test(k)) expect(n, k).toBe('operator');
   });
 
   it('gives clusters, keys and the audit trail to admins', () => {
