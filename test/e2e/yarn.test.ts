@@ -2,7 +2,7 @@
 // and NodeManager on loopback, started once for the file), through the whole service: the cluster's fields
 // checked, a PySpark job submitted in cluster deploy mode to FINISHED with its YARN application id as appId
 // and its driver's log read from the NodeManager after it ended while another job is cancelled (its
-// application KILLED), and the ResourceManager stopped mid-job (the job UNKNOWN with the cause, then FINISHED once the
+// application KILLED), a CODE group whose runner driver is a YARN application executing code, and the ResourceManager stopped mid-job (the job UNKNOWN with the cause, then FINISHED once the
 // ResourceManager is back and has recovered its applications). The daemons' and spark-submit's output goes to
 // files, never to the test log. Skipped without the jars (scripts/setup-yarn.sh) or a JDK.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -157,6 +157,48 @@ describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManage
     const paged = (await call(h, 'GET', `/job/${id}/logs?logSize=1&from=1`)).body as typeof logs;
     const stderr = logs.find((l) => l.role === 'driver' && l.fileName.endsWith('/stderr'))!;
     expect(paged.find((l) => l.fileName === stderr.fileName)?.log).toEqual([stderr.log[1]]);
+  }, 300_000);
+
+  it('runs a group: its runner driver, a YARN application, reaches Temporal and the API, and executes code', async () => {
+    const r = await call(
+      h,
+      'POST',
+      '/group',
+      form({
+        name: 'yarn-notebook',
+        kind: 'CODE',
+        language: 'PYTHON',
+        clusterName: 'yarn',
+        scale: '1',
+        executors: '1',
+        driverMemory: '512m',
+        executorMemory: '512m',
+      }),
+    );
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const groupId = r.body.groupId as string;
+    const [instance] = await eventually(
+      async () => {
+        const jobs = ((await call(h, 'GET', `/group/${groupId}`)).body.jobs ?? []) as {
+          state: string;
+          appId?: string;
+          error?: string;
+        }[];
+        const failed = jobs.find((j) => j.state === 'FAILED');
+        if (failed) throw Object.assign(new Error(`instance failed: ${JSON.stringify(failed)}`), { fatal: true });
+        return jobs.length === 1 && jobs[0].state === 'READY' ? jobs : undefined;
+      },
+      240_000,
+      500,
+    );
+    expect(instance.appId).toMatch(/^application_/);
+    const x = await call(h, 'POST', `/group/${groupId}/job/execute`, {
+      type: 'interactive_code_execute',
+      code: 'spark.range(10).count() * 2',
+    });
+    expect(x.body, JSON.stringify(x.body)).toMatchObject({ result: '20', error: null });
+    expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
+    await eventually(async () => (await rmApp(instance.appId!)).state === 'KILLED', 60_000, 250);
   }, 300_000);
 
   it('with the ResourceManager stopped mid-job the job is UNKNOWN with the cause, then FINISHED once it is back', async () => {

@@ -16,6 +16,7 @@
 // diagnostics as the reason; a ResourceManager that does not answer is UNKNOWN with the cause. Logs: the
 // driver's container (the AM's, `_000001`) and the executors' containers from the AM's NodeManager's REST API
 // (no log aggregation needed). Remove: kill the application unless it has ended; the folder stays.
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -31,6 +32,7 @@ import { memorySparkConf } from '../../../domain/memory';
 import { parseDefaultConf } from '../../../domain/spark-defaults';
 import type { JobLogEntry } from '../../../domain/types';
 import { ROOT, type Config } from '../../../lib/config';
+import { directSecret } from '../../../lib/driver-secret';
 import { redact } from '../../../lib/log';
 import { childEnv } from '../local/child-env';
 import { errCode, readIntFile, writeFileAtomic } from '../local/driver-files';
@@ -54,7 +56,8 @@ export interface YarnClusterSettings {
   temporalAddress?: string;
 }
 
-export type YarnAdapterConfig = Pick<Config, 'SPARK_HOME' | 'PYTHON' | 'STACK_DIR'>;
+export type YarnAdapterConfig = Pick<Config, 'SPARK_HOME' | 'PYTHON' | 'STACK_DIR'> &
+  Partial<Pick<Config, 'SECRET_KEY'>>;
 
 export interface YarnAdapterOptions {
   cluster: YarnClusterSettings;
@@ -131,12 +134,56 @@ export function yarnSparkConf(spec: DriverSpec, o: YarnAdapterOptions): Record<s
   conf['spark.yarn.appMasterEnv.PYSPARK_PYTHON'] ??= python;
   conf['spark.executorEnv.PYSPARK_PYTHON'] ??= python;
   // What the driver needs in its environment (a runner's Temporal address, task queue, channel secret).
-  for (const [k, v] of Object.entries(spec.env)) conf[`spark.yarn.appMasterEnv.${k}`] = v;
+  for (const [k, v] of Object.entries({ ...spec.env, ...runnerEnv(spec, o) })) conf[`spark.yarn.appMasterEnv.${k}`] = v;
   return conf;
 }
 
+const LOOPBACK = /^(localhost|127\.[\d.]+|\[?::1\]?)$/i;
+
+/**
+ * A runner's own variables: the Temporal frontend as the nodes reach it (the cluster's temporalAddress, else
+ * the worker's), its direct channel's secret (derived for this driver, never the service's key) and where that
+ * channel listens: loopback when the ResourceManager is on loopback (one host), else every interface of the
+ * node, which the runner advertises (the secret guards it).
+ */
+export function runnerEnv(spec: DriverSpec, o: YarnAdapterOptions): Record<string, string> {
+  if (spec.role !== 'runner') return {};
+  const env: Record<string, string> = {};
+  if (o.cluster.temporalAddress) env.TEMPORAL_ADDRESS = o.cluster.temporalAddress;
+  if (o.config.SECRET_KEY) {
+    env.RUNNER_DIRECT_SECRET = directSecret(o.config.SECRET_KEY, spec.driverId);
+    env.RUNNER_DIRECT_HOST = LOOPBACK.test(new URL(o.cluster.url).hostname) ? '127.0.0.1' : '0.0.0.0';
+  }
+  return env;
+}
+
+/**
+ * The runner's Python package (runner/spark_runner) as a zip beside runner.py for --py-files: in cluster mode
+ * only the files spark-submit ships reach the application master's container. Made once per content.
+ */
+async function runnerPackage(y: YarnContext): Promise<string> {
+  const src = path.join(path.dirname(y.runnerPath), 'spark_runner');
+  const zip = path.join(y.o.config.STACK_DIR, 'yarn', 'spark_runner.zip');
+  if (!existsSync(zip)) {
+    await fs.mkdir(path.dirname(zip), { recursive: true });
+    const tmp = `${zip}.${process.pid}.tmp`;
+    const py =
+      'import sys, zipfile, pathlib\nsrc = pathlib.Path(sys.argv[1])\nwith zipfile.ZipFile(sys.argv[2], "w") as z:\n    for f in sorted(src.rglob("*.py")):\n        z.write(f, f.relative_to(src.parent))\n';
+    await new Promise<void>((resolve, reject) =>
+      execFile(y.o.config.PYTHON, ['-c', py, src, tmp], (e) => (e ? reject(e) : resolve())),
+    );
+    await fs.rename(tmp, zip);
+  }
+  return zip;
+}
+
 /** spark-submit's arguments (after the executable). */
-export function yarnSubmitArgs(spec: DriverSpec, o: YarnAdapterOptions, runnerPath: string): string[] {
+export function yarnSubmitArgs(
+  spec: DriverSpec,
+  o: YarnAdapterOptions,
+  runnerPath: string,
+  runnerZip?: string,
+): string[] {
   if (spec.role === 'sql-engine') throw new InvalidSpecError('SQL engines do not run on YARN clusters yet');
   const r = localMainResource(spec, runnerPath, o.config.STACK_DIR);
   const s = spec.spark;
@@ -146,7 +193,8 @@ export function yarnSubmitArgs(spec: DriverSpec, o: YarnAdapterOptions, runnerPa
   if (s.packages.length) args.push('--packages', s.packages.join(','));
   if (r.extraJars.length) args.push('--jars', r.extraJars.join(','));
   if (s.artifacts.files.length) args.push('--files', s.artifacts.files.join(','));
-  if (r.extraPyFiles.length) args.push('--py-files', r.extraPyFiles.join(','));
+  const pyFiles = runnerZip ? [runnerZip, ...r.extraPyFiles] : r.extraPyFiles;
+  if (pyFiles.length) args.push('--py-files', pyFiles.join(','));
   return [...args, r.main, ...s.args];
 }
 
@@ -163,7 +211,11 @@ export function hadoopProps(c: YarnClusterSettings): Record<string, string> {
 
 async function launch(y: YarnContext, spec: DriverSpec): Promise<DriverStatus> {
   const dir = driverDir(y, spec.driverId);
-  const argv = [path.join(y.o.config.SPARK_HOME, 'bin', 'spark-submit'), ...yarnSubmitArgs(spec, y.o, y.runnerPath)];
+  const runnerZip = spec.role === 'runner' ? await runnerPackage(y) : undefined;
+  const argv = [
+    path.join(y.o.config.SPARK_HOME, 'bin', 'spark-submit'),
+    ...yarnSubmitArgs(spec, y.o, y.runnerPath, runnerZip),
+  ];
   await fs.mkdir(y.dir, { recursive: true });
   try {
     await fs.mkdir(dir);
