@@ -16,6 +16,7 @@ import type { SparkSpec } from '../../domain/types';
 import { loadConfig, ROOT } from '../../lib/config';
 import { eventually } from '../harness';
 import { sparkSpec } from '../../testkit/spark-spec';
+import { adapterContract, contractSpec } from '../../testkit/adapter-contract';
 
 const run = promisify(execFile);
 
@@ -499,4 +500,23 @@ with zipfile.ZipFile(${JSON.stringify(wheel)}, 'w') as z:
     expect(await adapter.logs('job-never', { from: 0, size: 10 })).toEqual([]);
     await adapter.remove('job-never');
   });
+});
+
+describe('the adapter contract on the local adapter', () => {
+  adapterContract(
+    () => ({
+      adapter,
+      // No Spark where the cluster says it is.
+      broken: createLocalAdapter(
+        { ...config, SPARK_HOME: path.join(tmp, 'no-spark'), DRIVER_DIR: path.join(tmp, 'broken-drivers') },
+        { runnerPath: path.join(tmp, 'no-runner.py') },
+      ),
+      spec: (driverId, kind) => {
+        launched.add(driverId);
+        return contractSpec(path.join(tmp, 'contract'), driverId, kind, 'local');
+      },
+      timeoutMs: 120_000,
+    }),
+    'local-contract',
+  );
 });

@@ -5,7 +5,13 @@
 // application KILLED), a CODE group whose runner driver is a YARN application executing code, and the ResourceManager stopped mid-job (the job UNKNOWN with the cause, then FINISHED once the
 // ResourceManager is back and has recovered its applications). The daemons' and spark-submit's output goes to
 // files, never to the test log. Skipped without the jars (scripts/setup-yarn.sh) or a JDK.
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createYarnAdapter, type YarnAdapterOptions } from '../../activities/adapters/yarn/adapter';
+import { loadConfig } from '../../lib/config';
+import { adapterContract, contractSpec } from '../../testkit/adapter-contract';
 import { startYarn, yarnAvailable, type YarnCluster } from '../../testkit/yarn/cluster';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
@@ -213,4 +219,31 @@ describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManage
     const done = await inState(id, ['FINISHED'], 240_000);
     expect(done.appId).toBe(busy.appId);
   }, 420_000);
+});
+
+describe.skipIf(!ready)('the adapter contract on the real YARN', () => {
+  const local = loadConfig({ ...process.env });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'yarn-contract-'));
+  const options = (url: string): YarnAdapterOptions => ({
+    cluster: {
+      id: 'contract',
+      name: 'contract',
+      url,
+      resourceManagerAddress: url === y.rmUrl ? y.rmAddress : '127.0.0.1:1',
+      hadoopConf: y.clientConf,
+      defaultApplicationConfig: LOOPBACK_DEFAULTS,
+    },
+    config: { SPARK_HOME: local.SPARK_HOME, PYTHON: local.PYTHON, STACK_DIR: dir },
+    requestTimeoutMs: 5_000,
+  });
+  adapterContract(
+    () => ({
+      adapter: createYarnAdapter(options(y.rmUrl)),
+      // A ResourceManager nobody listens for.
+      broken: createYarnAdapter(options('http://127.0.0.1:1')),
+      spec: (driverId, kind) => contractSpec(path.join(dir, 'app'), driverId, kind, 'contract'),
+      timeoutMs: 240_000,
+    }),
+    'yarn-contract',
+  );
 });

@@ -325,7 +325,7 @@ export function toStatus(app: YarnApp): DriverStatus {
 }
 
 const exitCodeOf = (diagnostics: string | undefined): number | undefined => {
-  const m = /exit(?:Code| code| status)[:=]?\s*(-?\d+)/i.exec(diagnostics ?? '');
+  const m = /exit(?:Code| code| status|ed with status)[:=]?\s*(-?\d+)/i.exec(diagnostics ?? '');
   return m ? Number(m[1]) : undefined;
 };
 
