@@ -78,6 +78,11 @@ export interface ClusterTypeDef<S extends z.ZodRawShape = z.ZodRawShape> {
   refusedConf(c: StoredOf<S>, conf: Record<string, string>, field: string): string | undefined;
   /** What `instances` drivers with these settings take of the cluster's resourceQuota. */
   quotaNeed(m: MemorySettings, instances: number): QuotaNeed;
+  /**
+   * The most the cluster itself can ever give one request (a YARN queue's maximum capacity), asked of the
+   * cluster; undefined when it has no such limit or cannot be asked now (the request then goes on).
+   */
+  capacity?(c: StoredOf<S>): Promise<{ what: string; cpu?: number; memory?: number } | undefined>;
   /** Whether the quota's limitsPod applies (pods on k8s, containers on YARN). */
   countsPods: boolean;
   capabilities: ClusterCapabilities;

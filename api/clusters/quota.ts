@@ -21,10 +21,19 @@ export async function checkCluster(
     `clusterName: cluster '${spec.clusterName}' does not exist`,
   );
   if (spec.jobConfig) checkAccessSettings(cluster, spec.jobConfig);
+  const def = clusterTypeOf(cluster.type);
+  const need = def.quotaNeed(spec.memorySettings, instances);
+  const max = await def.capacity?.(cluster);
+  if (max?.memory !== undefined && need.memory > max.memory)
+    throw overLimit(
+      `the request needs ${Math.ceil(need.memory / 2 ** 20)}Mi of memory, above the ${Math.floor(max.memory / 2 ** 20)}Mi ${max.what} of cluster '${cluster.name}' can ever give`,
+    );
+  if (max?.cpu !== undefined && need.cpu > max.cpu)
+    throw overLimit(
+      `the request needs ${need.cpu} CPUs, above the ${max.cpu} ${max.what} of cluster '${cluster.name}' can ever give`,
+    );
   const quota = cluster.resourceQuota;
   if (quota) {
-    const def = clusterTypeOf(cluster.type);
-    const need = def.quotaNeed(spec.memorySettings, instances);
     const cpu = quota.limitsCpu ?? quota.requestsCpu;
     const mem = quota.limitsMemory ?? quota.requestsMemory;
     if (cpu !== undefined && need.cpu > cpuOf(cpu)) {

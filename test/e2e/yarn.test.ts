@@ -96,7 +96,7 @@ const inState = (id: string, states: string[], timeoutMs = 180_000) =>
   );
 
 describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManager', () => {
-  it('is a cluster type with its own fields; what would reach other hosts, grant access or leave the queue answers 409', async () => {
+  it('is a cluster type with its own fields; what would reach other hosts, grant access or leave the queue answers 409, what the queue can never give 402', async () => {
     const types = (await call(h, 'GET', '/cluster/types')).body.types as { type: string; settings: string[] }[];
     expect(types.find((t) => t.type === 'yarn')).toMatchObject({
       sparkDeployMode: 'cluster',
@@ -130,6 +130,10 @@ describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManage
     const queue = await submit('elsewhere', 10, 0, { jobConfig: 'spark.yarn.queue=root.other' });
     expect(queue.status).toBe(409);
     expect(queue.body.message).toMatch(/spark\.yarn\.queue moves the driver to another queue/);
+    // More than the queue can ever give: 402 at once, not an application waiting ACCEPTED for ever.
+    const big = await submit('too-big', 10, 0, { executors: '20', executorMemory: '1g' });
+    expect(big.status, JSON.stringify(big.body)).toBe(402);
+    expect(big.body.message).toMatch(/above the 6144Mi queue 'default' of cluster 'yarn' can ever give/);
   });
 
   // One job runs to its end while another is cancelled: two applications side by side, for the file's time.

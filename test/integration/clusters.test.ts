@@ -148,7 +148,7 @@ describe('clusters over HTTP against real MongoDB', () => {
     [{ name: '' }, /name/],
     [{ url: undefined }, /url: is required/],
     [{ url: 'not a url' }, /url/],
-    [{ type: 'yarn' }, /type/],
+    [{ type: 'mesos' }, /type/],
     [{ memorySettings: { driverMemory: '1gb' } }, /driverMemory/],
     [{ memorySettings: { executors: '-1' } }, /executors/],
     [{ memorySettings: { dynamicAllocation: 'yes' } }, /dynamicAllocation/],

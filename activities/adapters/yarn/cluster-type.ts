@@ -7,6 +7,7 @@ import { checkHttpUrl, temporalAddressSetting } from '../k8s/cluster-type';
 import { timedAdapter } from '../timed';
 import { createYarnAdapter } from './adapter';
 import { hadoopConfProblems, refusedYarnConf } from './hadoop-conf';
+import { yarnRest } from './rest';
 
 export const yarnSettings = {
   /** host:port of the ResourceManager's client (IPC) address; default the url's host on port 8032. */
@@ -77,6 +78,14 @@ export const yarnType: ClusterTypeDef<typeof yarnSettings> = {
     };
   },
   countsPods: true,
+  // The queue's maximum capacity: a request that can never fit answers 402 instead of waiting ACCEPTED forever.
+  capacity: async (c) => {
+    const queue = c.queue || 'default';
+    const max = await yarnRest(c.url, 5_000)
+      .queueMax(queue)
+      .catch(() => undefined);
+    return max && { what: `queue '${queue}'`, cpu: max.vCores, memory: max.memoryMb * 2 ** 20 };
+  },
   capabilities: { namespaces: false, sqlEngines: [], connect: false, driversOnWorkerHost: false },
   adapter: ({ cluster, config }) =>
     timedAdapter(

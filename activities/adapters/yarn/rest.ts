@@ -32,6 +32,8 @@ export interface YarnRest {
   /** Applications carrying the tag (YARN keeps tags lower case). */
   appsByTag(tag: string): Promise<YarnApp[]>;
   kill(appId: string): Promise<void>;
+  /** The most a queue can have (its maximum effective capacity): MiB and vcores; undefined: no such queue. */
+  queueMax(queue: string): Promise<{ memoryMb: number; vCores: number } | undefined>;
   /** Container ids of the application on the NodeManager at `nmWeb` (host:port). */
   containers(nmWeb: string, appId: string): Promise<string[]>;
   /** A container's log file from its NodeManager; undefined when the node has none (yet, or any more). */
@@ -79,6 +81,29 @@ export function yarnRest(rmUrl: string, timeoutMs: number): YarnRest {
         body: JSON.stringify({ state: 'KILLED' }),
       });
       if (!r.ok && r.status !== 404) throw new Error(`ResourceManager ${base}: ${r.status} killing ${appId}`);
+    },
+    async queueMax(queue) {
+      const r = await rm('/ws/v1/cluster/scheduler');
+      if (!r.ok) throw new Error(`ResourceManager ${base}: ${r.status} reading the scheduler`);
+      interface Q {
+        queueName?: string;
+        queuePath?: string;
+        maxEffectiveCapacity?: { memory: number; vCores: number };
+        queues?: { queue?: Q[] };
+      }
+      const body = (await r.json()) as { scheduler?: { schedulerInfo?: Q } };
+      const find = (q: Q | undefined): Q | undefined => {
+        if (!q) return undefined;
+        if (q.queuePath === queue || q.queuePath === `root.${queue}` || q.queueName === queue) return q;
+        for (const c of q.queues?.queue ?? []) {
+          const hit = find(c);
+          if (hit) return hit;
+        }
+        return undefined;
+      };
+      const q = find(body.scheduler?.schedulerInfo);
+      const max = q?.maxEffectiveCapacity;
+      return max ? { memoryMb: max.memory, vCores: max.vCores } : undefined;
     },
     async containers(nmWeb, appId) {
       const r = await call(`http://${nmWeb}/ws/v1/node/apps/${encodeURIComponent(appId)}`);
