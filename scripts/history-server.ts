@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Config } from '../lib/config';
+import { childEnv } from '../activities/adapters/local/child-env';
 import { UI_FILTER_CLASS } from '../activities/adapters/local/ui-filter';
 import type { Command } from './services';
 
@@ -27,8 +28,16 @@ export const historyPort = (url: string): number => {
   return Number(u.port || (u.protocol === 'https:' ? 443 : 80));
 };
 
-/** The History Server's command line and environment; writes its properties file and makes its log folder. */
-export function historyServerCommand(o: HistoryServerOptions): Command & { env: Record<string, string> } {
+/**
+ * The History Server's command line and its whole environment (start it with only this: `from` is the
+ * environment it is picked from); writes its properties file and makes its log folder. It replays event logs
+ * the jobs wrote (a job can write anything into its own), so like a driver it gets an allow-list of the host's
+ * basics (child-env.ts), never the service's settings and secrets (SECRET_KEY, MONGO_URL, AUTH_ADMIN_KEY, ...).
+ */
+export function historyServerCommand(
+  o: HistoryServerOptions,
+  from: NodeJS.ProcessEnv = process.env,
+): Command & { env: Record<string, string> } {
   const { SPARK_HOME, SPARK_HISTORY_DIR, SPARK_HISTORY_URL } = o.config;
   mkdirSync(SPARK_HISTORY_DIR, { recursive: true });
   mkdirSync(o.runDir, { recursive: true });
@@ -62,6 +71,6 @@ export function historyServerCommand(o: HistoryServerOptions): Command & { env: 
       file,
     ],
     // Its UI binds to SPARK_LOCAL_IP (0.0.0.0 without it).
-    env: { SPARK_LOCAL_IP: '127.0.0.1', SPARK_HOME },
+    env: childEnv('driver', { SPARK_LOCAL_IP: '127.0.0.1', SPARK_HOME }, from),
   };
 }

@@ -52,7 +52,7 @@ async function up() {
   // Spark's History Server over the drivers' event logs, on loopback (SPARK_HISTORY_URL's port).
   const config = loadConfig({ ...env, STACK_DIR: stackDir });
   const filterClasses = await uiFilterClasses(config.SPARK_HOME, config.STACK_DIR);
-  const history = historyServerCommand({ config, runDir, filterClasses });
+  const history = historyServerCommand({ config, runDir, filterClasses }, env);
   mkdirSync(pidDir, { recursive: true });
   writeFileSync(pidFile, String(process.pid));
   const mongoUrl = `mongodb://127.0.0.1:${ports.mongo}/?directConnection=true`;
@@ -96,7 +96,8 @@ async function up() {
   const historyServer = keep('spark-history', history, (c) => {
     const out = createWriteStream(path.join(logDir, 'spark-history.log'), { flags: 'a' });
     const p = spawn(c.cmd, c.args, {
-      env: { ...env, ...history.env },
+      // Only its allow-listed environment: it replays logs the jobs wrote (history-server.ts).
+      env: history.env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

@@ -1,15 +1,19 @@
 // What the Spark UI proxy may ask a driver or the History Server for: a path checked character by character
-// (no encoding, no dot segments, no empty segments, so no spelling reaches another path than the one
-// written), and for the History Server only the job's own application.
+// (no encoding, no path parameters, no dot segments, no empty segments, so no spelling reaches another path
+// than the one written), and for the History Server only the job's own application.
 
-/** The characters of a path segment besides `%` (RFC 3986 pchar without pct-encoded); Spark's paths need no more. */
-const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,;=:@-]*$/;
+/**
+ * The characters of a path segment: RFC 3986 pchar without pct-encoded (`%`) and without `;`, which Jetty
+ * (Spark's server) reads as the start of path parameters and strips before it resolves dot segments, so
+ * `/static/..;/history/<another app>` would be a `..` this check never saw. Spark's paths need neither.
+ */
+const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,=:@-]*$/;
 /** A query string: the same and `/`, `?`, and `%` (query values are Spark's own to decode, never a path). */
 const QUERY = /^[A-Za-z0-9._~!$&'()*+,;=:@/?%-]*$/;
 
 /**
  * The path after a proxy prefix as sent (`ctx.path`, not decoded), or undefined when it is no plain path:
- * `%` anywhere (`%2e%2e`, `%2f`), a backslash, `.` or `..` segments, `//`, anything but pchars.
+ * `%` anywhere (`%2e%2e`, `%2f`), `;` (`..;`), a backslash, `.` or `..` segments, `//`, anything but pchars.
  * Empty means the root.
  */
 export function cleanPath(rest: string): string | undefined {

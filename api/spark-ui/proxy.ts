@@ -5,7 +5,7 @@
 // its scripts away from the API's origin (the console's credentials).
 import http from 'node:http';
 import type { Context } from 'koa';
-import { unavailable } from '../errors';
+import { notFound, unavailable } from '../errors';
 
 export interface ProxyTarget {
   host: string;
@@ -16,6 +16,13 @@ export interface ProxyTarget {
   context: string;
   /** Says what does not answer, for the 503. */
   what: string;
+  /**
+   * The 404's message when nothing listens there (a driver whose run just ended, or whose UI is not up yet):
+   * the caller asked for a page that is not there, no service is out. Without it: 503.
+   */
+  refused?: string;
+  /** The whole response's time limit (default DEADLINE_MS). */
+  deadlineMs?: number;
 }
 
 /** Response headers passed on; every other one (Set-Cookie, Spark's own framing rules) is dropped. */
@@ -28,7 +35,13 @@ const PASSED = ['content-type', 'content-length', 'cache-control', 'last-modifie
  */
 const CSP = "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox; frame-ancestors 'none'";
 
-const TIMEOUT_MS = 30_000;
+/** The longest the upstream may stay silent, before its headers or between two pieces of the body. */
+const IDLE_MS = 30_000;
+/** The longest one proxied response may take in all: an upstream that trickles a byte at a time is cut off. */
+export const DEADLINE_MS = 5 * 60_000;
+
+/** The caller's Accept, when it is a plain header value; otherwise any type. */
+const acceptOf = (v: string): string => (/^[\x20-\x7e]{1,512}$/.test(v) ? v : '*/*');
 
 /** A Location of the target's own origin (or a bare path) as a path under `context`; other origins: none. */
 export function rewriteLocation(
@@ -48,6 +61,7 @@ export function rewriteLocation(
 
 export function proxy(ctx: Context, t: ProxyTarget): Promise<void> {
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = http.request(
       {
         host: t.host,
@@ -56,32 +70,55 @@ export function proxy(ctx: Context, t: ProxyTarget): Promise<void> {
         path: t.path,
         headers: {
           host: `${t.host}:${t.port}`,
-          accept: ctx.get('accept') || '*/*',
+          accept: acceptOf(ctx.get('accept')),
           'accept-encoding': 'identity',
           'x-forwarded-context': t.context,
         },
-        timeout: TIMEOUT_MS,
+        timeout: IDLE_MS,
+        // One connection per request: none is left open in a pool for an upstream to hold.
+        agent: false,
       },
       (res) => {
-        ctx.status = res.statusCode ?? 502;
-        for (const h of PASSED) {
-          const v = res.headers[h];
-          if (typeof v === 'string') ctx.set(h, v);
+        try {
+          ctx.status = res.statusCode ?? 502;
+          for (const h of PASSED) {
+            const v = res.headers[h];
+            if (typeof v === 'string') ctx.set(h, v);
+          }
+          const location = res.headers.location;
+          if (location) {
+            const rewritten = rewriteLocation(location, t);
+            if (rewritten) ctx.set('location', rewritten);
+          }
+          ctx.set('content-security-policy', CSP);
+          ctx.set('x-content-type-options', 'nosniff');
+          ctx.set('referrer-policy', 'no-referrer');
+          // Koa streams it and destroys it when the caller goes away (or the upstream breaks off).
+          ctx.body = res;
+          answered = true;
+          resolve();
+        } catch (e) {
+          res.destroy();
+          reject(unavailable(`${t.what} answered what cannot be passed on (${(e as Error).message})`));
         }
-        const location = res.headers.location;
-        if (location) {
-          const rewritten = rewriteLocation(location, t);
-          if (rewritten) ctx.set('location', rewritten);
-        }
-        ctx.set('content-security-policy', CSP);
-        ctx.set('x-content-type-options', 'nosniff');
-        ctx.set('referrer-policy', 'no-referrer');
-        ctx.body = res;
-        resolve();
       },
     );
+    const deadline = setTimeout(() => req.destroy(new Error('took too long')), t.deadlineMs ?? DEADLINE_MS);
+    deadline.unref();
+    req.on('close', () => clearTimeout(deadline));
     req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (e) => reject(unavailable(`${t.what} does not answer (${e.message})`)));
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      if (answered) return;
+      reject(
+        e.code === 'ECONNREFUSED' && t.refused
+          ? notFound(t.refused)
+          : unavailable(`${t.what} does not answer (${e.message})`),
+      );
+    });
+    // A caller that goes away before the upstream answers takes the upstream request with it.
+    ctx.res.once('close', () => {
+      if (!answered) req.destroy(new Error('the caller went away'));
+    });
     req.end();
   });
 }

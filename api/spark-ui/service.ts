@@ -118,7 +118,10 @@ function checked(ctx: Context, s: UiSubject, kind: 'ui' | 'history'): { target: 
 export async function serveLiveUi(deps: Pick<ApiDeps, 'config'>, ctx: Context, s: UiSubject): Promise<void> {
   const { target, base } = checked(ctx, s, 'ui');
   if (!liveUiPathAllowed(target.split('?')[0])) throw notFound(`the Spark UI of ${s.what} is read-only here`);
-  const ui = s.live && s.driverId ? await readUiAddress(path.join(deps.config.DRIVER_DIR, s.driverId)) : undefined;
+  const ui =
+    s.live && s.driverId
+      ? await readUiAddress(path.join(deps.config.DRIVER_DIR, s.driverId), s.driverId, deps.config.SECRET_KEY)
+      : undefined;
   if (!ui) {
     throw notFound(
       s.live
@@ -132,6 +135,7 @@ export async function serveLiveUi(deps: Pick<ApiDeps, 'config'>, ctx: Context, s
     path: target,
     context: `${base}/ui`,
     what: `the Spark UI of ${s.what}`,
+    refused: `the Spark UI of ${s.what} does not answer: its driver is starting, or has just ended`,
   });
 }
 

@@ -3,7 +3,10 @@
 // up), which sets a short-lived cookie holding who the caller is and their role, signed with a key derived
 // from SECRET_KEY. Only the Spark UI page routes accept it (never any other route, which keep to headers);
 // it is HttpOnly (no script reads it), SameSite=Lax (other sites' pages cannot use it but to navigate),
-// scoped to the API's path, and never forwarded to Spark (proxy.ts sends none of the caller's headers).
+// Secure behind https (also a TLS-terminating proxy's X-Forwarded-Proto), scoped to the API's path, and never
+// forwarded to Spark (proxy.ts sends none of the caller's headers). An API key's cookie holds only while the
+// key does: each use reads the key's record, so a revoked key or a changed role reaches the UIs at once
+// (an OIDC token's cookie has no record to read: it holds until it expires).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import {
@@ -15,6 +18,8 @@ import {
   type Principal,
 } from '../auth/authenticate';
 import { isRole, type Need } from '../auth/roles';
+import type { ApiKeyDoc } from '../auth/keys';
+import { Collections } from '../../lib/mongo';
 import { API_PREFIX } from '../routing';
 
 export const SESSION_COOKIE = 'spark_ui_session';
@@ -55,14 +60,32 @@ export function verifySession(secretKey: string, value: string | undefined, now 
 export function startSession(deps: AuthDeps, ctx: Context): void {
   if (!authenticatorOf(deps).enabled) return;
   const who = ctx.state.principal as Principal;
+  // Koa sees https only on its own TLS (app.proxy is off); a browser cannot send X-Forwarded-Proto itself.
+  const secure = ctx.secure || ctx.get('X-Forwarded-Proto').split(',')[0].trim().toLowerCase() === 'https';
+  if (secure) ctx.cookies.secure = true;
   ctx.cookies.set(SESSION_COOKIE, issueSession(deps.config.SECRET_KEY, who), {
     httpOnly: true,
     sameSite: 'lax',
     path: `${API_PREFIX}/`,
     maxAge: SESSION_TTL_MS,
-    secure: ctx.secure,
+    secure,
     overwrite: true,
   });
+}
+
+/**
+ * The principal a valid cookie stands for now: an API key's from its record (revoked or gone: none; its role
+ * as it is now), an OIDC token's as the cookie says.
+ */
+export async function sessionPrincipal(
+  deps: Pick<AuthDeps, 'store'>,
+  who: Principal | undefined,
+): Promise<Principal | undefined> {
+  if (!who?.id.startsWith('key:')) return who;
+  const key = await deps.store
+    .col<ApiKeyDoc>(Collections.apiKeys)
+    .findOne({ _id: who.id.slice('key:'.length) }, { projection: { role: 1, revokedTime: 1 } });
+  return key && key.revokedTime === undefined && isRole(key.role) ? { id: who.id, role: key.role } : undefined;
 }
 
 /**
@@ -75,7 +98,7 @@ export function uiGuard(deps: AuthDeps, need: Need): Middleware {
     const cookie = ctx.cookies.get(SESSION_COOKIE);
     if (need === 'public' || ctx.get('Authorization') || ctx.get('X-API-Key') || !cookie) return byHeaders(ctx, next);
     if (!authenticatorOf(deps).enabled) return byHeaders(ctx, next);
-    const who = verifySession(deps.config.SECRET_KEY, cookie);
+    const who = await sessionPrincipal(deps, verifySession(deps.config.SECRET_KEY, cookie));
     try {
       if (!who) throw new AuthFailure(401, 'the Spark UI session has expired or is not valid: open the link again');
       authorize(who, need, `${ctx.method} ${ctx.path}`);

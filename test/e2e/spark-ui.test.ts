@@ -133,7 +133,7 @@ beforeAll(async () => {
   });
   // Its log goes to a file, never to the test's output.
   const out = createWriteStream(path.join(dir, 'spark-history.log'));
-  historyServer = spawn(hs.cmd, hs.args, { env: { ...process.env, ...hs.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  historyServer = spawn(hs.cmd, hs.args, { env: hs.env, stdio: ['ignore', 'pipe', 'pipe'] });
   historyServer.stdout?.pipe(out);
   historyServer.stderr?.pipe(out);
   [h, browser] = await Promise.all([startHarness({ env }), launchBrowser()]);
@@ -206,6 +206,25 @@ describe('the Spark UI through the API', () => {
     expect(await direct(ui.port, '/jobs/', { host: `attacker.example:${ui.port}` })).toBe(403);
     expect(await direct(ui.port, '/jobs/', { host: `127.0.0.1.attacker.example` })).toBe(403);
     expect(await direct(ui.port, '/jobs/', { host: `127.0.0.1:${ui.port}`, 'sec-fetch-site': 'cross-site' })).toBe(403);
+
+    // The job can write into its folder: a file it rewrote to name another loopback port (here the History
+    // Server's, which lists every application) is not followed; only the sealed one launch wrote is.
+    const uiPath = path.join(h.config.DRIVER_DIR, singleJobDriverId(jobId, 1), DRIVER_FILES.ui);
+    const sealed = readFileSync(uiPath, 'utf8');
+    const hsPort = Number(new URL(h.config.SPARK_HISTORY_URL).port);
+    try {
+      for (const forged of [
+        { ...ui, port: hsPort },
+        { host: '127.0.0.1', port: hsPort },
+      ]) {
+        writeFileSync(uiPath, JSON.stringify(forged));
+        const r = await raw('GET', `/api/v1/job/${jobId}/ui/api/v1/applications`, bearer(viewerKey));
+        expect({ forged, status: r.status }).toEqual({ forged, status: 404 });
+      }
+    } finally {
+      writeFileSync(uiPath, sealed);
+    }
+    expect((await raw('GET', `/api/v1/job/${jobId}/ui/jobs/`, bearer(viewerKey))).status).toBe(200);
   });
 
   it('refuses anonymous callers, other methods and every spelling that would leave the job’s UI', async () => {
@@ -226,6 +245,8 @@ describe('the Spark UI through the API', () => {
       `${base}//127.0.0.1:8233/`,
       `${base}/http://127.0.0.1:8233/`,
       `${base}/..\\..\\auth`,
+      `${base}/..;/..;/auth/keys`,
+      `${base}/jobs;x=1/`,
       `${base}/jobs/job/kill/?id=0`,
       `${base}/stages/stage/kill/?id=0`,
       `/api/v1/job/no-such-job/ui/jobs/`,
@@ -271,6 +292,17 @@ describe('the Spark UI through the API', () => {
     expect(refused?.status()).toBe(401);
     await stranger.close();
     await context.close();
+
+    // A cookie holds only while its key does: revoked, the next page answers 401.
+    const other = await call(h, 'POST', '/auth/keys', { name: 'spark-ui revoked', role: 'viewer' }, bearer(ADMIN_KEY));
+    const session = await raw('POST', '/api/v1/spark-ui/session', bearer(other.body.key));
+    const cookie = String(session.headers['set-cookie']?.[0]).split(';')[0];
+    expect(cookie).toMatch(/^spark_ui_session=/);
+    expect((await raw('GET', `/api/v1/job/${jobId}/ui/jobs/`, { cookie })).status).toBe(200);
+    // Not a credential for the REST API.
+    expect((await raw('GET', `/api/v1/job/${jobId}`, { cookie })).status).toBe(401);
+    await call(h, 'DELETE', `/auth/keys/${other.body.keyId}`, undefined, bearer(ADMIN_KEY));
+    expect((await raw('GET', `/api/v1/job/${jobId}/ui/jobs/`, { cookie })).status).toBe(401);
   });
 
   it('serves the ended run from the History Server, and only that application', async () => {
@@ -315,6 +347,15 @@ describe('the Spark UI through the API', () => {
       });
     }
     expect((await raw('GET', `/api/v1/job/${jobId}/history/static/webui.css`, v)).status).toBe(200);
+    // The static files are public: no spelling below them reaches an application's pages (Jetty reads `..;`
+    // as `..`), nor one below this application's pages another application's.
+    for (const [p, headers] of [
+      [`/api/v1/job/${jobId}/history/static/..;/history/${appId}/jobs/`, {}],
+      [`/api/v1/job/${jobId}/ui/static/..;/..;/api/v1/applications`, {}],
+      [`/api/v1/job/${jobId}/history/history/${appId}/..;/..;/api/v1/applications`, v],
+    ] as const) {
+      expect({ p, status: (await raw('GET', p, headers)).status }).toEqual({ p, status: 404 });
+    }
     // The History Server listens on loopback only, and checks Host as the drivers' UIs do.
     const hsPort = Number(new URL(h.config.SPARK_HISTORY_URL).port);
     expect(listenersOn(hsPort).filter((a) => !LOOPBACK.has(a))).toEqual([]);

@@ -22,9 +22,19 @@ import { cleanPath, cleanQuery, historyPathAllowed, liveUiPathAllowed } from '..
 import { proxy, rewriteLocation } from '../../api/spark-ui/proxy';
 import { apiBaseUrl, engineLinks, jobLinks, livyAppInfo } from '../../api/spark-ui/links';
 import { jobDriverId } from '../../api/spark-ui/service';
-import { issueSession, SESSION_TTL_MS, verifySession } from '../../api/spark-ui/session';
+import {
+  issueSession,
+  SESSION_COOKIE,
+  SESSION_TTL_MS,
+  sessionPrincipal,
+  startSession,
+  verifySession,
+} from '../../api/spark-ui/session';
+import type { AuthDeps } from '../../api/auth/authenticate';
 import { DRIVER_FILES } from '../../activities/adapters/local/driver-files';
-import { linkHistory, readUiAddress, uiFile } from '../../activities/adapters/local/spark-ui';
+import { linkHistory, readUiAddress, uiFile, uiMac } from '../../activities/adapters/local/spark-ui';
+import { ApiError } from '../../api/errors';
+import { historyServerCommand } from '../../scripts/history-server';
 
 describe('cleanPath', () => {
   it.each(['', '/', '/jobs/', '/stages/stage/', '/api/v1/applications/local-1/stages', '/static/webui.css'])(
@@ -46,6 +56,11 @@ describe('cleanPath', () => {
     '/..\\..\\auth',
     '/jobs/\u0000',
     '/jobs/\r\nX: y',
+    // Jetty strips `;` path parameters before it resolves dot segments.
+    '/static/..;/history/local-2/jobs/',
+    '/history/local-1/..;/..;/api/v1/applications',
+    '/.;/jobs/',
+    '/jobs;x=1/',
     'jobs/',
     'http://evil.example/',
   ])('refuses %j', (p) => expect(cleanPath(p)).toBeUndefined());
@@ -162,6 +177,90 @@ describe('proxy', () => {
   });
 });
 
+describe('proxy against an upstream that refuses, stalls or trickles', () => {
+  let upstream: http.Server;
+  let api: http.Server;
+  let freePortNumber = 0;
+  const closed: string[] = [];
+  beforeAll(async () => {
+    upstream = http.createServer((req, res) => {
+      req.on('close', () => closed.push(req.url ?? ''));
+      // /stall never answers; /trickle sends its headers, then a byte every 50 ms, forever.
+      if (req.url === '/trickle') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const t = setInterval(() => res.write('.'), 50);
+        res.on('close', () => clearInterval(t));
+      }
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const port = (upstream.address() as AddressInfo).port;
+    // A port nothing listens on: one that was free a moment ago.
+    const probe = http.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    freePortNumber = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const app = new Koa();
+    app.use(async (ctx, next) => {
+      try {
+        await next();
+      } catch (e) {
+        ctx.status = e instanceof ApiError ? e.status : 500;
+        ctx.body = { message: (e as Error).message };
+      }
+    });
+    app.use((ctx) =>
+      proxy(ctx, {
+        host: '127.0.0.1',
+        port: ctx.path.startsWith('/refused') ? freePortNumber : port,
+        path: ctx.path.replace(/^\/refused(-history)?/, '') || '/',
+        context: '/api/v1/job/j1/ui',
+        what: 'job j1',
+        ...(ctx.path.startsWith('/refused-history') ? {} : { refused: 'job j1 has no UI up' }),
+        deadlineMs: 400,
+      }),
+    );
+    api = http.createServer(app.callback());
+    await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
+  });
+  afterAll(() => {
+    upstream.closeAllConnections();
+    upstream.close();
+    api.closeAllConnections();
+    api.close();
+  });
+  const url = (p: string) => `http://127.0.0.1:${(api.address() as AddressInfo).port}${p}`;
+
+  it('a driver UI that refuses the connection is a 404 with a message; the History Server down is a 503', async () => {
+    const res = await fetch(url('/refused/jobs/'));
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ message: 'job j1 has no UI up' });
+    const hs = await fetch(url('/refused-history/jobs/'));
+    expect(hs.status).toBe(503);
+    expect(((await hs.json()) as { message: string }).message).toMatch(/^job j1 does not answer/);
+  });
+
+  it('a caller that goes away takes the upstream request with it', async () => {
+    const ac = new AbortController();
+    const pending = fetch(url('/stall'), { signal: ac.signal }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    ac.abort();
+    await pending;
+    await expect.poll(() => closed.includes('/stall'), { timeout: 2000 }).toBe(true);
+  });
+
+  it('an upstream that stalls or trickles is cut off at the deadline, upstream and caller alike', async () => {
+    const started = Date.now();
+    const stalled = await fetch(url('/stall'));
+    expect(stalled.status).toBe(503);
+    expect(((await stalled.json()) as { message: string }).message).toMatch(/took too long/);
+    const res = await fetch(url('/trickle'));
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(5000);
+    await expect.poll(() => closed.filter((u) => u === '/trickle').length, { timeout: 2000 }).toBe(1);
+  });
+});
+
 describe('links', () => {
   const job = { jobId: 'j1', jobType: 'SINGLE', appId: 'local-1' } as const;
   it('uiUrl while the driver runs, historyUrl once ended with an application', () => {
@@ -199,23 +298,49 @@ describe('a local driver’s UI address and history link (activities/adapters/lo
   });
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
+  const KEY = 'ab'.repeat(32);
+  const read = () => readUiAddress(driver, 'job-x-1', KEY);
+
   it('reads only a loopback address on an unprivileged port from a regular file', async () => {
     const ui = path.join(driver, DRIVER_FILES.ui);
-    writeFileSync(ui, uiFile(45123));
-    expect(await readUiAddress(driver)).toEqual({ host: '127.0.0.1', port: 45123 });
+    writeFileSync(ui, uiFile(45123, 'job-x-1', KEY));
+    expect(await read()).toEqual({ host: '127.0.0.1', port: 45123 });
     for (const bad of [
       { host: '10.0.0.1', port: 45123 },
       { host: '127.0.0.1', port: 22 },
       { host: '127.0.0.1', port: 70000 },
       { host: '127.0.0.1', port: '45123' },
     ]) {
-      writeFileSync(ui, JSON.stringify(bad));
-      expect(await readUiAddress(driver)).toBeUndefined();
+      writeFileSync(ui, JSON.stringify({ ...bad, mac: uiMac(KEY, 'job-x-1', Number(bad.port)) }));
+      expect(await read()).toBeUndefined();
     }
     rmSync(ui);
-    writeFileSync(path.join(tmp, 'elsewhere'), uiFile(45124));
+    writeFileSync(path.join(tmp, 'elsewhere'), uiFile(45124, 'job-x-1', KEY));
     symlinkSync(path.join(tmp, 'elsewhere'), ui);
-    expect(await readUiAddress(driver)).toBeUndefined();
+    expect(await read()).toBeUndefined();
+    rmSync(ui);
+  });
+
+  it('refuses a file the job rewrote to send the proxy to another loopback port (Temporal, MongoDB, the API)', async () => {
+    const ui = path.join(driver, DRIVER_FILES.ui);
+    const sealed = JSON.parse(uiFile(45123, 'job-x-1', KEY));
+    for (const forged of [
+      // Another port with the seal of the recorded one.
+      { ...sealed, port: 7233 },
+      { host: '127.0.0.1', port: 27017 },
+      { host: '127.0.0.1', port: 9888, mac: '' },
+      // Copied from another driver's folder, or sealed with another key.
+      JSON.parse(uiFile(45123, 'job-y-1', KEY)),
+      JSON.parse(uiFile(45123, 'job-x-1', 'cd'.repeat(32))),
+      // Written by a launch that had no key: never proxied.
+      JSON.parse(uiFile(45123, 'job-x-1', undefined)),
+    ]) {
+      writeFileSync(ui, JSON.stringify(forged));
+      expect({ forged, address: await read() }).toEqual({ forged, address: undefined });
+    }
+    writeFileSync(ui, 'x'.repeat(10_000));
+    expect(await read()).toBeUndefined();
+    rmSync(ui);
   });
 
   it('links the application’s own rolling log once, never a link the driver put there, and prunes dangling links', async () => {
@@ -237,6 +362,14 @@ describe('a local driver’s UI address and history link (activities/adapters/lo
     );
   });
 
+  it('links nothing for an application id that is no plain name (the job writes the files it is read from)', async () => {
+    const evil = 'local-1/../../escaped';
+    mkdirSync(path.join(driver, DRIVER_FILES.eventLog, `eventlog_v2_${evil}`), { recursive: true });
+    await linkHistory(driver, evil, history);
+    expect(existsSync(path.join(tmp, 'escaped'))).toBe(false);
+    expect(readdirSync(history)).toEqual(['eventlog_v2_local-1795670930773']);
+  });
+
   it('finds the driver of a single job’s try and of a group instance', () => {
     expect(jobDriverId({ jobId: 'abc', jobType: 'SINGLE', attempt: 2 })).toBe('job-abc-2');
     expect(jobDriverId({ jobId: 'abc', jobType: 'INTERACTIVE' })).toBe('inst-abc');
@@ -253,6 +386,60 @@ describe('the Spark UI session cookie (api/spark-ui/session.ts)', () => {
     expect(verifySession(KEY, v, now + 1000)).toEqual(who);
     expect(verifySession(KEY, v, now + SESSION_TTL_MS)).toBeUndefined();
   });
+  it('holds only while its API key does: revoked or gone, none; a changed role, the new one', async () => {
+    const docs: Record<string, { role: string; revokedTime?: number }> = {
+      k1: { role: 'viewer' },
+      k2: { role: 'viewer', revokedTime: 1 },
+      k3: { role: 'operator' },
+    };
+    const store = {
+      col: () => ({ findOne: async (q: { _id: string }) => docs[q._id] ?? null }),
+    } as unknown as AuthDeps['store'];
+    expect(await sessionPrincipal({ store }, { id: 'key:k1', role: 'viewer' })).toEqual({
+      id: 'key:k1',
+      role: 'viewer',
+    });
+    expect(await sessionPrincipal({ store }, { id: 'key:k2', role: 'viewer' })).toBeUndefined();
+    expect(await sessionPrincipal({ store }, { id: 'key:gone', role: 'admin' })).toBeUndefined();
+    expect(await sessionPrincipal({ store }, { id: 'key:k3', role: 'admin' })).toEqual({
+      id: 'key:k3',
+      role: 'operator',
+    });
+    expect(await sessionPrincipal({ store }, { id: 'oidc:u1', role: 'viewer' })).toEqual({
+      id: 'oidc:u1',
+      role: 'viewer',
+    });
+    expect(await sessionPrincipal({ store }, undefined)).toBeUndefined();
+  });
+
+  it('is HttpOnly, SameSite=Lax, on the API path, and Secure behind a TLS-terminating proxy', async () => {
+    const deps = {
+      config: { SECRET_KEY: KEY },
+      auth: { enabled: true, identify: async () => who },
+    } as unknown as AuthDeps;
+    const app = new Koa();
+    app.use((ctx) => {
+      ctx.state.principal = who;
+      startSession(deps, ctx);
+      ctx.body = '';
+    });
+    const server = http.createServer(app.callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const u = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const plain = (await fetch(u, { method: 'POST' })).headers.get('set-cookie') ?? '';
+      expect(plain).toMatch(new RegExp(`^${SESSION_COOKIE}=[\\w-]+\\.[\\w-]+;`));
+      expect(plain).toMatch(/; path=\/api\/v1\/;/);
+      expect(plain).toMatch(/; samesite=lax/);
+      expect(plain).toMatch(/; httponly/);
+      expect(plain).not.toMatch(/; secure/);
+      const behindTls = await fetch(u, { method: 'POST', headers: { 'x-forwarded-proto': 'https' } });
+      expect(behindTls.headers.get('set-cookie')).toMatch(/; secure/);
+    } finally {
+      server.close();
+    }
+  });
+
   it('is refused when forged, altered, signed with another key, or malformed', () => {
     const now = 1_800_000_000_000;
     const v = issueSession(KEY, who, now);
@@ -268,5 +455,39 @@ describe('the Spark UI session cookie (api/spark-ui/session.ts)', () => {
       undefined,
     ])
       expect(verifySession(KEY, bad, now)).toBeUndefined();
+  });
+});
+
+describe('the History Server’s environment (scripts/history-server.ts)', () => {
+  it('holds only the host’s basics and its own settings, never the service’s secrets', () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'spark-history-'));
+    try {
+      const { env } = historyServerCommand(
+        {
+          config: {
+            SPARK_HOME: '/opt/spark',
+            SPARK_HISTORY_DIR: path.join(tmp, 'logs'),
+            SPARK_HISTORY_URL: 'http://127.0.0.1:18080',
+          },
+          runDir: tmp,
+        },
+        {
+          PATH: '/usr/bin',
+          JAVA_HOME: '/opt/java',
+          SECRET_KEY: 'ab'.repeat(32),
+          AUTH_ADMIN_KEY: 'sok_admin',
+          MONGO_URL: 'mongodb://u:p@db/',
+          AWS_SECRET_ACCESS_KEY: 'x',
+        },
+      );
+      expect(env).toEqual({
+        PATH: '/usr/bin',
+        JAVA_HOME: '/opt/java',
+        SPARK_HOME: '/opt/spark',
+        SPARK_LOCAL_IP: '127.0.0.1',
+      });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });

@@ -83,7 +83,12 @@ async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan>
   // A runner opens its direct execute channel on loopback when it has a secret to check callers with.
   if (spec.role === 'runner' && l.config.SECRET_KEY)
     env.RUNNER_DIRECT_SECRET = directSecret(l.config.SECRET_KEY, spec.driverId);
-  return { argv, env, dirs: [DRIVER_FILES.eventLog], files: { [DRIVER_FILES.ui]: uiFile(uiPort) } };
+  return {
+    argv,
+    env,
+    dirs: [DRIVER_FILES.eventLog],
+    files: { [DRIVER_FILES.ui]: uiFile(uiPort, spec.driverId, l.config.SECRET_KEY) },
+  };
 }
 
 async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> {

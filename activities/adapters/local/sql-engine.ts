@@ -16,7 +16,9 @@ import { uiFile } from './spark-ui';
 import { localSparkConf, sparkSubmitOptions, type LaunchPlan, type LocalUi, type SubmitConfig } from './submit-args';
 import { uiFilterClasses } from './ui-filter';
 
-export type EngineConfig = SubmitConfig & Pick<Config, 'PYTHON'> & Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR'>>;
+export type EngineConfig = SubmitConfig &
+  Pick<Config, 'PYTHON'> &
+  Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR' | 'SECRET_KEY'>>;
 
 /** Engines listen on loopback only: nothing but this host's workers and API talk to them. */
 export const ENGINE_HOST = '127.0.0.1';
@@ -107,7 +109,7 @@ function sparkSqlLaunch(
     argv,
     env: { SPARK_HOME: config.SPARK_HOME },
     dirs: [DRIVER_FILES.eventLog, OPERATION_LOG_DIR, path.join(state, 'warehouse')],
-    files: ui === undefined ? {} : { [DRIVER_FILES.ui]: uiFile(ui.port) },
+    files: ui === undefined ? {} : { [DRIVER_FILES.ui]: uiFile(ui.port, spec.driverId, config.SECRET_KEY) },
   };
 }
 
