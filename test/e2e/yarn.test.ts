@@ -5,7 +5,7 @@
 // application KILLED), a CODE group whose runner driver is a YARN application executing code, and the ResourceManager stopped mid-job (the job UNKNOWN with the cause, then FINISHED once the
 // ResourceManager is back and has recovered its applications). The daemons' and spark-submit's output goes to
 // files, never to the test log. Skipped without the jars (scripts/setup-yarn.sh) or a JDK.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import { call, eventually, form, startHarness, type Harness } from '../harness';
 const ready = yarnAvailable();
 let y: YarnCluster;
 let h: Harness;
+let clusterId: string | undefined;
 
 /** Keeps the job's Spark on loopback too (its driver's RPC and block manager), and without a UI. */
 const LOOPBACK_DEFAULTS = [
@@ -39,10 +40,13 @@ beforeAll(async () => {
     defaultApplicationConfig: LOOPBACK_DEFAULTS,
   });
   expect(c.status, JSON.stringify(c.body)).toBe(200);
+  clusterId = c.body.clusterId as string;
 }, 240_000);
 afterAll(async () => {
   await h?.stop();
   await y?.stop();
+  // The drivers' folders the adapter kept on this host (STACK_DIR/yarn/<clusterId>).
+  if (h && clusterId) rmSync(path.join(h.config.STACK_DIR, 'yarn', clusterId), { recursive: true, force: true });
 });
 
 const APP = `import sys, time
@@ -228,6 +232,7 @@ describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManage
 describe.skipIf(!ready)('the adapter contract on the real YARN', () => {
   const local = loadConfig({ ...process.env });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'yarn-contract-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const options = (url: string): YarnAdapterOptions => ({
     cluster: {
       id: 'contract',

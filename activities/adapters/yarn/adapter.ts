@@ -17,6 +17,7 @@
 // driver's container (the AM's, `_000001`) and the executors' containers from the AM's NodeManager's REST API
 // (no log aggregation needed). Remove: kill the application unless it has ended; the folder stays.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -163,7 +164,14 @@ export function runnerEnv(spec: DriverSpec, o: YarnAdapterOptions): Record<strin
  */
 async function runnerPackage(y: YarnContext): Promise<string> {
   const src = path.join(path.dirname(y.runnerPath), 'spark_runner');
-  const zip = path.join(y.o.config.STACK_DIR, 'yarn', 'spark_runner.zip');
+  // Named by its content: a changed runner gets a new zip, never a stale one.
+  const files = (await fs.readdir(src, { recursive: true }))
+    .map(String)
+    .filter((f) => f.endsWith('.py'))
+    .sort();
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(f).update(await fs.readFile(path.join(src, f)));
+  const zip = path.join(y.o.config.STACK_DIR, 'yarn', `spark_runner-${hash.digest('hex').slice(0, 16)}.zip`);
   if (!existsSync(zip)) {
     await fs.mkdir(path.dirname(zip), { recursive: true });
     const tmp = `${zip}.${process.pid}.tmp`;
