@@ -21,6 +21,12 @@ export interface ProxyTarget {
    * the caller asked for a page that is not there, no service is out. Without it: 503.
    */
   refused?: string;
+  /**
+   * The answer is the same for everyone (Spark's static files, served without credentials): its cache
+   * headers pass. Every other answer is a signed-in caller's and says `private`, whatever the upstream (a
+   * job's own code may listen on its UI port) says, so no shared cache in front of the API keeps it for others.
+   */
+  shared?: boolean;
   /** The whole response's time limit (default DEADLINE_MS). */
   deadlineMs?: number;
 }
@@ -90,6 +96,7 @@ export function proxy(ctx: Context, t: ProxyTarget): Promise<void> {
             const rewritten = rewriteLocation(location, t);
             if (rewritten) ctx.set('location', rewritten);
           }
+          if (!t.shared) ctx.set('cache-control', 'private, no-cache');
           ctx.set('content-security-policy', CSP);
           ctx.set('x-content-type-options', 'nosniff');
           ctx.set('referrer-policy', 'no-referrer');

@@ -55,7 +55,12 @@ export async function jobSubject({ store }: Pick<ApiDeps, 'store'>, jobId: strin
   return {
     id: jobId,
     base: jobBase(jobId),
-    driverId: jobDriverId({ jobId, jobType: String(d.jobType), attempt: Number(d.attempt) }),
+    // A record without a number of tries is on its first (Number(undefined) would name driver job-…-NaN).
+    driverId: jobDriverId({
+      jobId,
+      jobType: String(d.jobType),
+      attempt: typeof d.attempt === 'number' ? d.attempt : undefined,
+    }),
     live: !isTerminal(state) && state !== 'SUBMITTED' && state !== 'UNKNOWN',
     ...(typeof d.appId === 'string' && { appId: d.appId }),
     what: `job ${jobId}`,
@@ -171,5 +176,6 @@ export async function serveStatic(deps: Pick<ApiDeps, 'config'>, ctx: Context): 
     path: p,
     context: m[1],
     what: 'the Spark History Server',
+    shared: true,
   });
 }

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanPath, cleanQuery, historyPathAllowed, liveUiPathAllowed } from '../../api/spark-ui/paths';
 import { proxy, rewriteLocation } from '../../api/spark-ui/proxy';
 import { apiBaseUrl, engineLinks, jobLinks, livyAppInfo } from '../../api/spark-ui/links';
-import { jobDriverId } from '../../api/spark-ui/service';
+import { jobDriverId, jobSubject } from '../../api/spark-ui/service';
 import {
   issueSession,
   SESSION_COOKIE,
@@ -124,7 +124,12 @@ describe('proxy', () => {
         res.writeHead(302, { location: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/jobs/` });
         return res.end();
       }
-      res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': 'JSESSIONID=1', 'x-frame-options': 'x' });
+      res.writeHead(200, {
+        'content-type': 'text/html',
+        'set-cookie': 'JSESSIONID=1',
+        'x-frame-options': 'x',
+        'cache-control': 'public, max-age=86400',
+      });
       res.end('<a href="/api/v1/job/j1/ui/stages/">stages</a>');
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -166,6 +171,8 @@ describe('proxy', () => {
     expect(seen['x-forwarded-for']).toBeUndefined();
     expect(seen['x-forwarded-context']).toBe('/api/v1/job/j1/ui');
     expect(res.headers.get('set-cookie')).toBeNull();
+    // The upstream's own caching is not trusted for a signed-in caller's page.
+    expect(res.headers.get('cache-control')).toBe('private, no-cache');
     expect(res.headers.get('content-security-policy')).toMatch(/^sandbox allow-scripts/);
     expect(await res.text()).toContain('/api/v1/job/j1/ui/stages/');
   });
@@ -374,6 +381,24 @@ describe('a local driver’s UI address and history link (activities/adapters/lo
     expect(jobDriverId({ jobId: 'abc', jobType: 'SINGLE', attempt: 2 })).toBe('job-abc-2');
     expect(jobDriverId({ jobId: 'abc', jobType: 'INTERACTIVE' })).toBe('inst-abc');
     expect(jobDriverId({ jobId: 'abc', jobType: 'SHELL' })).toBeUndefined();
+  });
+
+  it('reads the subject from the job’s record: a record without tries is on its first; unknown ids are 404s', async () => {
+    const docs: Record<string, object> = {
+      abc: { jobType: 'SINGLE', state: 'BUSY' },
+      ended: { jobType: 'SINGLE', state: 'FINISHED', attempt: 2, appId: 'local-1' },
+    };
+    const store = {
+      col: () => ({ findOne: async (q: { _id: string }) => docs[q._id] ?? null }),
+    } as unknown as Parameters<typeof jobSubject>[0]['store'];
+    expect(await jobSubject({ store }, 'abc')).toMatchObject({ driverId: 'job-abc-1', live: true });
+    expect(await jobSubject({ store }, 'ended')).toMatchObject({
+      driverId: 'job-ended-2',
+      live: false,
+      appId: 'local-1',
+    });
+    for (const id of ['nope', '../auth', ''])
+      await expect(jobSubject({ store }, id)).rejects.toMatchObject({ status: 404 });
   });
 });
 
