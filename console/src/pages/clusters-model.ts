@@ -2,7 +2,7 @@
 // inputs hold them), and form values → the JSON body of POST /cluster or PUT /cluster/{id}. Secrets are never
 // in the form's initial values: the API returns them masked, and a secret is sent only when the user typed a
 // new one (or asked to remove it); an untouched storage secret goes back as the mask, which keeps it.
-import type { Cluster } from '../types';
+import { MEMORY_FIELDS as ALL_MEMORY_FIELDS, type Cluster } from '../types';
 
 /** What the API returns in place of a stored secret, and takes back to keep it. */
 export const MASK = '******';
@@ -16,16 +16,10 @@ export const LIMIT_FIELDS = [
   'maxLimit',
   'maxLimitRequestRatio',
 ] as const;
-export const MEMORY_FIELDS = [
-  'executors',
-  'driverCores',
-  'executorCores',
-  'driverMemory',
-  'executorMemory',
-  'initialExecutors',
-  'minExecutors',
-  'maxExecutors',
-] as const;
+/** The memory settings' text fields, domain/memory.ts's without dynamicAllocation (a checkbox of its own). */
+export const MEMORY_FIELDS = ALL_MEMORY_FIELDS.filter(
+  (k): k is Exclude<(typeof ALL_MEMORY_FIELDS)[number], 'dynamicAllocation'> => k !== 'dynamicAllocation',
+);
 
 /** A secret input: `stored` says whether the service holds one; `value` is what the user typed. */
 export interface SecretValue {

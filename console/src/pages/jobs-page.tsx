@@ -8,7 +8,7 @@ import { del, get, post } from '../api';
 import { href, navigate, type PageProps } from '../router';
 import { useCan } from '../session';
 import { useStream } from '../stream';
-import { TERMINAL_JOB_STATES, type Job, type JobState } from '../types';
+import { TERMINAL_JOB_STATES, type Job } from '../types';
 import {
   ConfirmButton,
   Empty,
@@ -25,8 +25,6 @@ import { JobLogs } from './jobs-logs';
 import { SparkUiPanel } from './jobs-spark-ui';
 import { JobTimeline, type SeenState } from './jobs-timeline';
 import './jobs.css';
-
-const RUNNING: JobState[] = ['SUBMITTED', 'STARTING', 'READY', 'BUSY', 'UNKNOWN'];
 
 export function JobPage({ params }: PageProps) {
   const { jobId } = params;
@@ -73,7 +71,7 @@ export function JobPage({ params }: PageProps) {
   if (!job.data) return <Loading what="Reading the job" />;
   const j = job.data;
   const ended = TERMINAL_JOB_STATES.has(j.state);
-  const running = RUNNING.includes(j.state);
+  const running = !TERMINAL_JOB_STATES.has(j.state);
   const single = j.jobType === 'SINGLE';
   const action = (verb: 'cancel' | 'stop') => () =>
     act(`${verb === 'cancel' ? 'Cancel' : 'Stop'} requested`, () => post(`/job/${encodeURIComponent(jobId)}/${verb}`));
