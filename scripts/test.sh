@@ -36,6 +36,9 @@ done
 # Under CI, plain text: picocolors turns colours on when CI is set, and the escape codes then sit inside the
 # summary lines ("Tests  612 passed") that tools reading the log look for.
 if [ -n "${CI:-}" ]; then export NO_COLOR=1; fi
+# The AWS SDK (pinned, S3 for artifacts) warns once per process that its releases after January 2027 need
+# Node.js 22; every test process that loads it printed that block into the log.
+export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 npx vitest run --reporter=default --reporter=json --outputFile.json="$out/vitest.json" 2>&1 |
   node scripts/log-guard.mjs --allow vitest
 rc=${PIPESTATUS[0]}
