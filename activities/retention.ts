@@ -2,7 +2,7 @@
 // a bounded footprint. Removed: finished job records (FINISHED, FAILED, CANCELED) and their uploaded
 // artifacts, finished executions (job instance results), and local driver folders whose process has
 // ended (each folder holds the driver's log and its Spark event log), and the logs k8s drivers left when their
-// pods were deleted (STACK_DIR/k8s-logs/<driverId>, saved by the k8s adapter), query-history records of
+// pods were deleted (STACK_DIR/k8s-logs/<driverId>, saved by the k8s adapter), YARN drivers' folders once removed, query-history records of
 // statements that ended (or, never ended by a crashed API, began) before the cutoff, and the Livy API's records
 // of the batches and statements whose job or execution went. Never touched: anything still running, groups,
 // schedules and their artifacts, saved SQL statements and notebooks (documents users keep), Livy sessions
@@ -19,6 +19,7 @@ import type { Config } from '../lib/config';
 import { Collections, type Store } from '../lib/mongo';
 import { DRIVER_FILES, readIntFile } from './adapters/local/driver-files';
 import { groupAlive } from './adapters/local/process';
+import { YARN_DRIVER_FILES } from './adapters/yarn/adapter';
 
 export type RetentionConfig = Pick<
   Config,
@@ -109,6 +110,17 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
   for (const name of await fs.readdir(config.DRIVER_DIR).catch(() => [] as string[])) {
     const dir = path.join(config.DRIVER_DIR, name);
     if ((await driverEndedAt(dir)) < cutoff && (await removeFolder(config.DRIVER_DIR, name))) summary.driverFolders++;
+  }
+  // YARN drivers' folders on the launching host (what was submitted; their logs come from the NodeManager):
+  // by the time of the removal marker, which the job's end writes. A folder without one is a driver still on.
+  const yarnDir = path.join(config.STACK_DIR, 'yarn');
+  for (const cluster of await fs.readdir(yarnDir).catch(() => [] as string[])) {
+    if (!SAFE_NAME.test(cluster)) continue;
+    const parent = path.join(yarnDir, cluster);
+    for (const name of await fs.readdir(parent).catch(() => [] as string[])) {
+      const removed = await fs.stat(path.join(parent, name, YARN_DRIVER_FILES.removed)).catch(() => undefined);
+      if (removed && removed.mtimeMs < cutoff && (await removeFolder(parent, name))) summary.driverFolders++;
+    }
   }
   // Saved once, when the driver's pods were deleted: the folder's time is when the driver ended.
   const savedLogs = path.join(config.STACK_DIR, 'k8s-logs');

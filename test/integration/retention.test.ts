@@ -129,6 +129,24 @@ describe('retention sweep', () => {
       utimesSync(dir, at / 1000, at / 1000);
     }
 
+    // YARN drivers' folders: gone once their removal marker is older than the cutoff; one without is kept.
+    const yarnCluster = path.join(h.config.STACK_DIR, 'yarn', id('yarn-cluster'));
+    const yarnFolders = {
+      oldRemoved: path.join(yarnCluster, id('y-old')),
+      recentRemoved: path.join(yarnCluster, id('y-recent')),
+      running: path.join(yarnCluster, id('y-running')),
+    };
+    for (const [dir, at, marker] of [
+      [yarnFolders.oldRemoved, now - 8 * DAY, true],
+      [yarnFolders.recentRemoved, now - DAY, true],
+      [yarnFolders.running, now - 20 * DAY, false],
+    ] as const) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'appid'), 'application_1_0001');
+      if (marker) writeFileSync(path.join(dir, 'removed'), 'x\n');
+      for (const f of [marker ? 'removed' : 'appid', '.']) utimesSync(path.join(dir, f), at / 1000, at / 1000);
+    }
+
     const folders = {
       oldEnded: driverFolder(id('old-ended'), now - 8 * DAY, { exit: '0\n', 'driver.log': 'done\n' }),
       oldRemoved: driverFolder(id('old-removed'), now - 10 * DAY, { removed: 'x\n', 'driver.log': '' }),
@@ -154,7 +172,7 @@ describe('retention sweep', () => {
       expect(summary).toMatchObject({
         jobs: 2,
         results: 1,
-        driverFolders: 2,
+        driverFolders: 3,
         artifactFolders: 1,
         savedLogFolders: 1,
         sqlHistory: 2,
@@ -186,6 +204,9 @@ describe('retention sweep', () => {
       expect(existsSync(folders.oldRemoved)).toBe(false);
       expect(existsSync(folders.recentEnded)).toBe(true);
       expect(existsSync(path.join(folders.live, 'pid'))).toBe(true);
+      expect(existsSync(yarnFolders.oldRemoved)).toBe(false);
+      expect(existsSync(yarnFolders.recentRemoved)).toBe(true);
+      expect(existsSync(yarnFolders.running)).toBe(true);
 
       // A second sweep finds nothing more.
       const again: RetentionSummary = await h.temporal.workflow.execute('retentionSweepWorkflow', {

@@ -42,7 +42,8 @@ import { toStatus } from './status';
 import { hadoopProps, yarnSubmitArgs, yarnTag, type YarnAdapterOptions } from './submit-args';
 
 const DRIVER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
-const FILES = {
+/** The files of a driver's folder on the launching host; `removed` also tells the retention sweep it ended. */
+export const YARN_DRIVER_FILES = {
   command: 'command.json',
   log: 'submit.log',
   pid: 'pid',
@@ -129,10 +130,10 @@ async function launch(y: YarnContext, spec: DriverSpec): Promise<DriverStatus> {
     throw e;
   }
   if (existing) {
-    await writeFileAtomic(path.join(dir, FILES.appId), existing.id);
+    await writeFileAtomic(path.join(dir, YARN_DRIVER_FILES.appId), existing.id);
     return toStatus(existing);
   }
-  const confDir = path.join(dir, FILES.conf);
+  const confDir = path.join(dir, YARN_DRIVER_FILES.conf);
   await writeHadoopConfDir(confDir, hadoopProps(y.o.cluster));
   // Only an allow-list of the worker's environment: no service setting or secret reaches the submitter.
   const added = {
@@ -142,7 +143,7 @@ async function launch(y: YarnContext, spec: DriverSpec): Promise<DriverStatus> {
     PYSPARK_PYTHON: y.o.config.PYTHON,
   };
   await writeFileAtomic(
-    path.join(dir, FILES.command),
+    path.join(dir, YARN_DRIVER_FILES.command),
     JSON.stringify(
       {
         driverId: spec.driverId,
@@ -156,13 +157,16 @@ async function launch(y: YarnContext, spec: DriverSpec): Promise<DriverStatus> {
       2,
     ),
   );
-  const logFile = path.join(dir, FILES.log);
+  const logFile = path.join(dir, YARN_DRIVER_FILES.log);
   const spawnError = await spawnDriver(dir, argv, childEnv('driver', added), logFile);
   if (spawnError) {
     await fs.appendFile(logFile, `failed to start spark-submit: ${spawnError.message}\n`);
-    await writeFileAtomic(path.join(dir, FILES.exit), '127\n');
+    await writeFileAtomic(path.join(dir, YARN_DRIVER_FILES.exit), '127\n');
   }
-  await waitUntil(() => existsSync(path.join(dir, FILES.pid)) || existsSync(path.join(dir, FILES.exit)), 2_000);
+  await waitUntil(
+    () => existsSync(path.join(dir, YARN_DRIVER_FILES.pid)) || existsSync(path.join(dir, YARN_DRIVER_FILES.exit)),
+    2_000,
+  );
   return status(y, spec.driverId);
 }
 
@@ -177,12 +181,12 @@ function redactArg(a: string): string {
 /** The driver's application: by the recorded id, else by its tag (recorded once found). */
 async function findApp(y: YarnContext, driverId: string): Promise<YarnApp | undefined> {
   const dir = driverDir(y, driverId);
-  const recorded = await fs.readFile(path.join(dir, FILES.appId), 'utf8').catch(() => undefined);
+  const recorded = await fs.readFile(path.join(dir, YARN_DRIVER_FILES.appId), 'utf8').catch(() => undefined);
   if (recorded) return y.rest.app(recorded.trim());
   const apps = await y.rest.appsByTag(yarnTag(driverId));
   // The newest, should a submission have been repeated.
   const app = apps.sort((a, b) => (b.startedTime ?? 0) - (a.startedTime ?? 0))[0];
-  if (app && existsSync(dir)) await writeFileAtomic(path.join(dir, FILES.appId), app.id);
+  if (app && existsSync(dir)) await writeFileAtomic(path.join(dir, YARN_DRIVER_FILES.appId), app.id);
   return app;
 }
 
@@ -202,7 +206,7 @@ async function status(y: YarnContext, driverId: string): Promise<DriverStatus> {
   }
   if (app) return toStatus(app);
   // Not submitted yet, or spark-submit failed before the ResourceManager took it.
-  const exit = await readIntFile(path.join(dir, FILES.exit));
+  const exit = await readIntFile(path.join(dir, YARN_DRIVER_FILES.exit));
   if (exit && exit.value !== 0) {
     return {
       phase: DriverPhase.FAILED,
@@ -220,7 +224,7 @@ async function status(y: YarnContext, driverId: string): Promise<DriverStatus> {
 
 /** The last lines of spark-submit's output that say what went wrong. */
 async function submitFailure(dir: string): Promise<string> {
-  const text = await fs.readFile(path.join(dir, FILES.log), 'utf8').catch(() => '');
+  const text = await fs.readFile(path.join(dir, YARN_DRIVER_FILES.log), 'utf8').catch(() => '');
   const lines = text.split('\n').filter((l) => /Exception|Error|error:|refused|denied/.test(l));
   return (lines.slice(-3).join(' | ') || text.trim().split('\n').slice(-3).join(' | ')).slice(0, 2000);
 }
@@ -248,7 +252,7 @@ async function logs(y: YarnContext, driverId: string, range: LogRange): Promise<
     fileName,
     log,
   });
-  const submitLog = path.join(dir, FILES.log);
+  const submitLog = path.join(dir, YARN_DRIVER_FILES.log);
   const out: JobLogEntry[] = [
     {
       ...entry(driverId, 'submit', submitLog, await readLineRange(submitLog, from, range.size), st.phase),
@@ -276,10 +280,11 @@ async function remove(y: YarnContext, driverId: string): Promise<void> {
   const dir = driverDir(y, driverId);
   if (!existsSync(dir)) return;
   // A submission still under way: its application shows up within seconds.
-  if (!existsSync(path.join(dir, FILES.exit))) await waitUntil(() => existsSync(path.join(dir, FILES.exit)), 30_000);
+  if (!existsSync(path.join(dir, YARN_DRIVER_FILES.exit)))
+    await waitUntil(() => existsSync(path.join(dir, YARN_DRIVER_FILES.exit)), 30_000);
   const app = await findApp(y, driverId);
   if (app && !['FINISHED', 'FAILED', 'KILLED'].includes(app.state)) await y.rest.kill(app.id);
   // The folder stays (with the application id): an ended job's logs are read through it afterwards.
-  if (!existsSync(path.join(dir, FILES.removed)))
-    await writeFileAtomic(path.join(dir, FILES.removed), `${new Date().toISOString()}\n`);
+  if (!existsSync(path.join(dir, YARN_DRIVER_FILES.removed)))
+    await writeFileAtomic(path.join(dir, YARN_DRIVER_FILES.removed), `${new Date().toISOString()}\n`);
 }
