@@ -17,7 +17,6 @@ import http from 'node:http';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Document } from 'mongodb';
 import type { DirectEndpoint } from '../domain/group';
 import { groupWorkflowId, jobInstanceWorkflowId } from '../domain/ids';
 import { DIRECT_SECRET_HEADER, directSecret } from '../lib/driver-secret';
@@ -29,6 +28,7 @@ import { until, within } from '../testkit/wait';
 import { directEndpointsQuery } from '../workflows/group';
 import { printHistoryBreakdown } from './history';
 import { defer, envInt, pool, runBench } from './lifecycle';
+import { writePastJobs } from './past-writes';
 import { startBenchStack, type BenchStack } from './stack';
 
 const N = envInt('BENCH_N', 500);
@@ -130,7 +130,7 @@ runBench('group-execute', READY_S + 2 * SECONDS + 300, async () => {
   const after: Record<string, number>[] = [];
   if (PAST_WRITES > 0) {
     const t = performance.now();
-    await writePast(s, PAST_WRITES);
+    await writePastJobs(s.store.col(Collections.jobs), 'past', 0, PAST_WRITES);
     console.log(
       `\n${PAST_WRITES} past writes of job records in ${((performance.now() - t) / 1000).toFixed(1)} s; 25 s to settle (the data file compacts once quiet)`,
     );
@@ -153,43 +153,6 @@ runBench('group-execute', READY_S + 2 * SECONDS + 300, async () => {
     ...(after.length ? { pastWrites: PAST_WRITES, afterPastWrites: { ...after[0], jvm: after[1] } } : {}),
   });
 });
-
-/** `total` whole-document replaces of job records (4 states of total/4 jobs), in batches of 1,000. */
-async function writePast(s: BenchStack, total: number): Promise<void> {
-  const jobs = s.store.col(Collections.jobs);
-  const states = ['SUBMITTED', 'STARTING', 'BUSY', 'FINISHED'];
-  for (let written = 0; written < total;) {
-    const n = Math.min(1000, total - written);
-    await jobs.bulkWrite(
-      Array.from({ length: n }, (_, k) => {
-        const i = written + k;
-        const job = `past-${Math.floor(i / states.length)}`;
-        return {
-          replaceOne: {
-            filter: { _id: job } as Document,
-            replacement: {
-              jobId: job,
-              name: job,
-              state: states[i % states.length],
-              clusterName: 'default',
-              language: 'PYTHON',
-              submitTime: Date.now(),
-              tags: '',
-              tagMap: {},
-              attempt: 1,
-              maxRetries: 0,
-              version: (i % states.length) + 1,
-              padding: 'x'.repeat(600),
-            },
-            upsert: true,
-          },
-        };
-      }),
-      { ordered: true },
-    );
-    written += n;
-  }
-}
 
 async function createGroup(s: BenchStack, body: FormData): Promise<string> {
   const { groupId } = (await ok(s.url, 'POST', '/group', body)) as { groupId: string };

@@ -22,6 +22,7 @@ import { freePort, startServers } from '../testkit/servers';
 import { printHeader, printJson, printStats, printTarget, round } from '../testkit/stats';
 import { sleep } from '../testkit/wait';
 import { defer, envInt, runBench } from './lifecycle';
+import { pastJob, writePastJobs } from './past-writes';
 import { pidsMentioning, sizeMb, TICKS, treeTicks } from './proc-stats';
 
 const IDLE_S = envInt('BENCH_IDLE_S', 20);
@@ -80,38 +81,10 @@ runBench('idle', 1800, async () => {
     temporalMb: sizeMb(path.join(dir, 'data', 'temporal.db')) + sizeMb(path.join(dir, 'data', 'temporal.db-wal')),
   });
 
-  const doc = (i: number, state: string): Document => ({
-    jobId: `idle-${i}`,
-    name: `idle job ${i}`,
-    state,
-    clusterName: 'default',
-    language: 'PYTHON',
-    submitTime: Date.now(),
-    tags: '',
-    tagMap: {},
-    attempt: 1,
-    maxRetries: 0,
-    padding: 'x'.repeat(600),
-  });
   let written = 0;
   async function writePast(total: number) {
-    const states = ['SUBMITTED', 'STARTING', 'BUSY', 'FINISHED'];
-    while (written < total) {
-      const n = Math.min(1000, total - written);
-      const ops = Array.from({ length: n }, (_, k) => {
-        const i = written + k;
-        const job = Math.floor(i / states.length);
-        return {
-          replaceOne: {
-            filter: { _id: `idle-${job}` } as Document,
-            replacement: { ...doc(job, states[i % states.length]), version: (i % states.length) + 1 },
-            upsert: true,
-          },
-        };
-      });
-      await jobs.bulkWrite(ops, { ordered: true });
-      written += n;
-    }
+    await writePastJobs(jobs, 'idle', written, total);
+    written = Math.max(written, total);
   }
 
   async function measure(label: string, settleMs = 25_000) {
@@ -134,7 +107,11 @@ runBench('idle', 1800, async () => {
     for (let i = 0; i < 40; i++) {
       const id = `probe-${label}-${i}`;
       const t = performance.now();
-      await jobs.replaceOne({ _id: id } as Document, { ...doc(0, 'SUBMITTED'), jobId: id }, { upsert: true });
+      await jobs.replaceOne(
+        { _id: id } as Document,
+        { ...pastJob('idle', 0, 'SUBMITTED'), jobId: id },
+        { upsert: true },
+      );
       for (let w = 0; w < 400 && !arrivals.has(id); w++) await sleep(1);
       if (arrivals.has(id)) lat.push(arrivals.get(id)! - t);
       await sleep(50 + Math.random() * 100);
