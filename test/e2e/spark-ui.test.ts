@@ -264,7 +264,8 @@ describe('the Spark UI through the API', () => {
     else expect(absolute.status).toBe(404);
   });
 
-  it('shows the stages summary and the UI link on the console’s job page', async () => {
+  /** The console's page of the job, signed in as the viewer, once its stages summary shows the failed stage. */
+  async function jobPageWithStages() {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.addInitScript({
       content: `sessionStorage.setItem('spark-orchestrator.credential', ${JSON.stringify(viewerKey)})`,
@@ -274,6 +275,11 @@ describe('the Spark UI through the API', () => {
     const summary = page.getByLabel('stages summary');
     await summary.getByText('Failed stages').waitFor({ timeout: 30_000 });
     expect(await summary.innerText()).toMatch(/Failed stages\s+1/);
+    return page;
+  }
+
+  it('shows the stages summary and the UI link on the console’s job page', async () => {
+    const page = await jobPageWithStages();
     expect(await page.getByRole('link', { name: 'Live Spark UI' }).getAttribute('href')).toBe(
       `/api/v1/job/${jobId}/ui/`,
     );
@@ -291,7 +297,7 @@ describe('the Spark UI through the API', () => {
     const refused = await (await stranger.newPage()).goto(`${h.url}/job/${jobId}/ui/jobs/`);
     expect(refused?.status()).toBe(401);
     await stranger.close();
-    await context.close();
+    await page.context().close();
 
     // A cookie holds only while its key does: revoked, the next page answers 401.
     const other = await call(h, 'POST', '/auth/keys', { name: 'spark-ui revoked', role: 'viewer' }, bearer(ADMIN_KEY));
@@ -364,15 +370,7 @@ describe('the Spark UI through the API', () => {
   });
 
   it('links the history from the console’s page of the ended job, with its stages summary', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript({
-      content: `sessionStorage.setItem('spark-orchestrator.credential', ${JSON.stringify(viewerKey)})`,
-    });
-    const page = await context.newPage();
-    await page.goto(`${h.url.replace(/\/api\/v1$/, '')}/console/#/jobs/${jobId}`);
-    const summary = page.getByLabel('stages summary');
-    await summary.getByText('Failed stages').waitFor({ timeout: 30_000 });
-    expect(await summary.innerText()).toMatch(/Failed stages\s+1/);
+    const page = await jobPageWithStages();
     expect(await page.getByRole('link', { name: 'Spark History Server' }).getAttribute('href')).toBe(
       `/api/v1/job/${jobId}/history/`,
     );
@@ -380,6 +378,6 @@ describe('the Spark UI through the API', () => {
     const history = await followLink(page, 'Spark History Server');
     expect(history.url()).toBe(`${h.url}/job/${jobId}/history/history/${appId}/jobs/`);
     expect(await history.title()).toMatch(/Spark Jobs/);
-    await context.close();
+    await page.context().close();
   });
 });
