@@ -4,6 +4,7 @@
 #   - a second one with the test suite's Python tools (scripts/test-requirements.txt)
 #   - the classpath of mongo-java-server (the MongoDB wire-protocol dev server) from Maven Central
 #   - the JVM jars of SCALA groups' drivers (Ilum's job interface, the runner's helper classes)
+#   - Spark Connect's server jar, the client's Python packages and the gateway's dev certificate (setup-connect.sh)
 #   - a development encryption key for cluster secrets, unless SECRET_KEY is set
 #   - Trino 368 for the TRINO SQL engines of local clusters, in a cache outside the clone shared by every
 #     clone and worktree: $SPARK_ORCH_CACHE (default $XDG_CACHE_HOME/spark-orchestrator, else
@@ -84,6 +85,10 @@ if [ "$(cat "$RUNNER_JAR.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$RUNNER_J
   rm -rf "$build"
   echo "$stamp" > "$RUNNER_JAR.stamp"
 fi
+
+# Spark Connect: the server's jar (cache), its interceptor, the client's packages (venv), the dev gateway's TLS
+# certificate (scripts/setup-connect.sh).
+bash "$ROOT/scripts/setup-connect.sh"
 
 # Trino, the TRINO SQL engine of local clusters. 368 is the last release that runs on Java 17. The
 # tarball holds every connector (and hard links between them): it is unpacked whole beside the target,

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Spark Connect (issue 32), called by scripts/setup.sh; idempotent, a second run only checks stamps:
+#   - org.apache.spark:spark-connect_2.12:3.5.7 (the server, a 14 MB shaded jar; pyspark's wheel has no copy)
+#     from Maven Central into the cache outside the clone: $CACHE_DIR/spark-connect-3.5.7/, where lib/config.ts
+#     looks for it (SPARK_CONNECT_JAR)
+#   - the servers' gRPC interceptor (scripts/connect/*.java: only the gateway may call a server) compiled against
+#     that jar into $STACK_DIR/jvm/connect-interceptor.jar
+#   - the pyspark Connect client's extras (scripts/connect-requirements.txt) in the venv: the e2e test and the
+#     bench run the real client from it, and the servers' Python UDF workers need the same packages
+#   - a self-signed TLS certificate for the dev stack's gateway (localhost, 127.0.0.1), unless one exists
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STACK_DIR="${STACK_DIR:-$ROOT/.stack}"
+CACHE_DIR="${SPARK_ORCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spark-orchestrator}"
+VENV="$STACK_DIR/venv"
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+CONNECT_DIR="$CACHE_DIR/spark-connect-3.5.7"
+CONNECT_JAR="$CONNECT_DIR/spark-connect_2.12-3.5.7.jar"
+if [ ! -s "$CONNECT_JAR" ]; then
+  echo "setup: fetching org.apache.spark:spark-connect_2.12:3.5.7 from Maven Central into $CONNECT_DIR"
+  mkdir -p "$CACHE_DIR"
+  tmp="$(mktemp -d "$CACHE_DIR/spark-connect.tmp.XXXXXX")" && chmod 755 "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  mvn -q dependency:copy -Dartifact=org.apache.spark:spark-connect_2.12:3.5.7 -DoutputDirectory="$tmp" >/dev/null
+  mv -T "$tmp" "$CONNECT_DIR" 2>/dev/null || [ -s "$CONNECT_JAR" ]
+  rm -rf "$tmp"
+  trap - EXIT
+fi
+
+JVM_DIR="$STACK_DIR/jvm"
+INTERCEPTOR="$JVM_DIR/connect-interceptor.jar"
+stamp="$(hash_of "$ROOT"/scripts/connect/*.java "$CONNECT_JAR")"
+if [ "$(cat "$INTERCEPTOR.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$INTERCEPTOR" ]; then
+  echo "setup: compiling the Connect servers' interceptor (scripts/connect)"
+  mkdir -p "$JVM_DIR"
+  build="$(mktemp -d)"
+  javac -nowarn --release 8 -cp "$CONNECT_JAR" -d "$build" "$ROOT"/scripts/connect/*.java 2>/dev/null ||
+    javac --release 8 -cp "$CONNECT_JAR" -d "$build" "$ROOT"/scripts/connect/*.java
+  jar cf "$INTERCEPTOR.tmp" -C "$build" . && mv -f "$INTERCEPTOR.tmp" "$INTERCEPTOR"
+  rm -rf "$build"
+  echo "$stamp" > "$INTERCEPTOR.stamp"
+fi
+
+stamp="$(hash_of "$ROOT/scripts/connect-requirements.txt" "$VENV/.stamp")"
+if [ "$(cat "$VENV/.connect-stamp" 2>/dev/null)" != "$stamp" ]; then
+  echo "setup: installing the Spark Connect client's packages into $VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/scripts/connect-requirements.txt"
+  echo "$stamp" > "$VENV/.connect-stamp"
+fi
+
+TLS_DIR="$STACK_DIR/connect-tls"
+if [ ! -s "$TLS_DIR/cert.pem" ] || [ ! -s "$TLS_DIR/key.pem" ]; then
+  echo "setup: making a self-signed TLS certificate for the dev stack's Spark Connect gateway ($TLS_DIR)"
+  mkdir -p "$TLS_DIR"
+  (umask 077; openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=localhost" \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1" \
+    -keyout "$TLS_DIR/key.pem.tmp" -out "$TLS_DIR/cert.pem.tmp" 2>/dev/null)
+  mv -f "$TLS_DIR/key.pem.tmp" "$TLS_DIR/key.pem" && mv -f "$TLS_DIR/cert.pem.tmp" "$TLS_DIR/cert.pem"
+fi
