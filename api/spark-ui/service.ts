@@ -5,7 +5,6 @@
 import path from 'node:path';
 import type { Document } from 'mongodb';
 import type { Context } from 'koa';
-import { readUiAddress, UI_HOST } from '../../activities/adapters/local/spark-ui';
 import { findAppId } from '../../activities/adapters/local/driver-files';
 import { instanceDriverId } from '../../domain/group';
 import { singleJobDriverId } from '../../domain/job';
@@ -17,6 +16,7 @@ import { notFound } from '../errors';
 import { API_PREFIX } from '../routing';
 import { APP_ID, cleanPath, cleanQuery, historyPathAllowed, liveUiPathAllowed, PROXY_ID } from './paths';
 import { proxy } from './proxy';
+import { liveUiAddress, type UiDriver } from './targets';
 
 /** A driver id as a folder name (the local adapter's rule): nothing that climbs out of DRIVER_DIR. */
 const DRIVER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
@@ -33,6 +33,8 @@ export interface UiSubject {
   live: boolean;
   /** Its Spark application id, once known. */
   appId?: string;
+  /** The cluster its driver runs on, as its record names it. */
+  cluster?: UiDriver['cluster'];
   what: string;
 }
 
@@ -63,6 +65,7 @@ export async function jobSubject({ store }: Pick<ApiDeps, 'store'>, jobId: strin
     }),
     live: !isTerminal(state) && state !== 'SUBMITTED' && state !== 'UNKNOWN',
     ...(typeof d.appId === 'string' && { appId: d.appId }),
+    ...(typeof d.clusterName === 'string' && { cluster: { name: d.clusterName } }),
     what: `job ${jobId}`,
   };
 }
@@ -84,6 +87,7 @@ export async function engineSubject(
     driverId,
     live: d.state === SqlEngineState.RUNNING,
     ...(appId && { appId }),
+    ...(typeof d.clusterId === 'string' && { cluster: { id: d.clusterId } }),
     what: `SQL engine ${engineId}`,
   };
 }
@@ -120,22 +124,22 @@ function checked(ctx: Context, s: UiSubject, kind: 'ui' | 'history'): { target: 
 }
 
 /** GET <base>/ui/…: the live driver's UI. */
-export async function serveLiveUi(deps: Pick<ApiDeps, 'config'>, ctx: Context, s: UiSubject): Promise<void> {
+export async function serveLiveUi(deps: Pick<ApiDeps, 'config' | 'store'>, ctx: Context, s: UiSubject): Promise<void> {
   const { target, base } = checked(ctx, s, 'ui');
   if (!liveUiPathAllowed(target.split('?')[0])) throw notFound(`the Spark UI of ${s.what} is read-only here`);
   const ui =
     s.live && s.driverId
-      ? await readUiAddress(path.join(deps.config.DRIVER_DIR, s.driverId), s.driverId, deps.config.SECRET_KEY)
+      ? await liveUiAddress(deps, { driverId: s.driverId, cluster: s.cluster ?? { name: '' } })
       : undefined;
   if (!ui) {
     throw notFound(
       s.live
-        ? `${s.what} has no Spark UI this API can reach (its driver recorded none on this host)`
+        ? `${s.what} has no Spark UI this API can reach (its driver is not up yet, recorded none on this host, or runs where UIs are not proxied)`
         : `${s.what} does not run now${s.appId ? `: its finished run is at ${s.base}/history` : ''}`,
     );
   }
   await proxy(ctx, {
-    host: UI_HOST,
+    host: ui.host,
     port: ui.port,
     path: target,
     context: `${base}/ui`,

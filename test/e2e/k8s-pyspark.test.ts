@@ -36,10 +36,19 @@ let storage: MotoServer;
 let h: Harness;
 let NS: string;
 
+/**
+ * Each driver pod's own IP: a loopback address of its own stands for the pod network, so its Spark UI listens
+ * on the manifest's port (4040) as in a pod, and the API reaches it at the IP the API server reports.
+ */
+let pods = 0;
+const nextPodIP = () => `127.0.${Math.floor(++pods / 250) + 10}.${(pods % 250) + 2}`;
+
 /** The driver pod's spark-submit, run by the kubelet with what a laptop needs instead of a cluster. */
 function plan(_pod: V1Pod, ctx: PodContext): PodPlan {
+  const podIP = nextPodIP();
   return {
     run: {
+      podIP,
       sparkHome: local.SPARK_HOME,
       conf: {
         // Spark's Kubernetes backend in the driver (submitInDriver): where the API server is, the pod's
@@ -47,15 +56,15 @@ function plan(_pod: V1Pod, ctx: PodContext): PodPlan {
         'spark.kubernetes.driver.master': ctx.apiServer,
         'spark.kubernetes.authenticate.driver.mounted.oauthTokenFile': ctx.tokenFile!,
         'spark.kubernetes.authenticate.driver.mounted.caCertFile': ctx.caFile,
-        'spark.driver.host': '127.0.0.1',
+        'spark.driver.host': podIP,
         'spark.driver.port': String(ctx.ports[0]),
         'spark.driver.blockManager.port': String(ctx.ports[1]),
-        'spark.ui.enabled': 'false',
         'spark.driver.extraClassPath': `${S3A_JARS}/*`,
       },
       // The driver image's runner (group instances): this repository's.
       paths: { '/opt/spark-orchestrator/runner/': path.join(ROOT, 'runner') + '/' },
-      env: { PYSPARK_PYTHON: local.PYTHON, PYSPARK_DRIVER_PYTHON: local.PYTHON, JAVA_HOME },
+      // Spark's UI listens on SPARK_LOCAL_IP, else on every address: here the pod's, as in its own network.
+      env: { PYSPARK_PYTHON: local.PYTHON, PYSPARK_DRIVER_PYTHON: local.PYTHON, JAVA_HOME, SPARK_LOCAL_IP: podIP },
       timeoutMs: 300_000,
     },
   };
@@ -251,6 +260,25 @@ class SquareSum:
     );
     expect(executors.body.items.map((p: V1Pod) => p.status?.phase)).toEqual(['Running']);
     console.log(`k8s PYTHON group: READY in ${readyMs} ms, an execution ${Date.now() - t0 - readyMs} ms`);
+    // The runner's live Spark UI through the API: the driver pod's IP (as the API server reports it) on the
+    // UI port, its stages those of the execution, its links under the API's path.
+    const instance = (
+      (await call(h, 'GET', `/group/${groupId}?jobStates=STARTING,READY,BUSY`)).body.jobs as {
+        jobId: string;
+        uiUrl?: string;
+      }[]
+    )[0];
+    expect(instance, 'the READY instance').toBeDefined();
+    expect(instance.uiUrl).toBe(`/api/v1/job/${instance.jobId}/ui/`);
+    const apps = await call(h, 'GET', `/job/${instance.jobId}/ui/api/v1/applications`);
+    expect(apps.status, JSON.stringify(apps.body)).toBe(200);
+    const appId = (apps.body as { id: string }[])[0].id;
+    const stages = await call(h, 'GET', `/job/${instance.jobId}/ui/api/v1/applications/${appId}/stages`);
+    expect(stages.status).toBe(200);
+    expect((stages.body as { status: string }[]).some((st) => st.status === 'COMPLETE')).toBe(true);
+    const page = await fetch(`${h.url}/job/${instance.jobId}/ui/jobs/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`/api/v1/job/${instance.jobId}/ui/`);
     expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
     await eventually(async () => {
       const left = await kubeRequest(

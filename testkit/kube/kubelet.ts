@@ -401,11 +401,13 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
         ],
       };
     };
+    // The plan's pod IP (a loopback address of its own stands for the pod's network), else the node's.
+    const podIP = ('run' in plan && plan.run.podIP) || '127.0.0.1';
     const runningStatus = {
       phase: 'Running',
       hostIP: '127.0.0.1',
-      podIP: '127.0.0.1',
-      podIPs: [{ ip: '127.0.0.1' }],
+      podIP,
+      podIPs: [{ ip: podIP }],
       startTime: startedAt,
       conditions: [
         { type: 'PodScheduled', status: 'True', lastTransitionTime: startedAt },
