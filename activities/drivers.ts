@@ -9,6 +9,7 @@ import {
   type DriverStatus,
   type LogRange,
 } from '../domain/driver';
+import type { DriverHost } from '../domain/hosts';
 import { busyOnceRunning, finishedOnSuccess } from '../domain/job-transitions';
 import type { Job, JobLogEntry } from '../domain/types';
 import type { Config } from '../lib/config';
@@ -55,6 +56,8 @@ export function createDriverActivities(
   adapterFor: AdapterLookup,
   projection: Pick<ReturnType<typeof createProjection>, 'projectJob'>,
 ) {
+  /** Where this worker's host-bound drivers live: later activities on them go to its host's task queue. */
+  const thisHost: DriverHost = { id: config.WORKER_HOST, absentMs: config.HOST_ABSENT_MS };
   /** The cluster's adapter as of at most ADAPTER_MAX_AGE_MS ago (one read of the cluster per interval, not per poll). */
   const watchedAdapter = (clusterName: string) => adapterFor(clusterName, { maxAgeMs: ADAPTER_MAX_AGE_MS });
 
@@ -120,7 +123,7 @@ export function createDriverActivities(
             }
           : spec;
       try {
-        const launched = adapter.launch(full);
+        const launched = adapter.launch(full).then((st) => (adapter.hostBound ? { ...st, host: thisHost } : st));
         if (since === undefined) return await launched;
         return await withinDeadline(launched, since + deadline - Date.now(), () => launchDeadlineFailure(deadline));
       } catch (e) {

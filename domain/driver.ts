@@ -4,6 +4,7 @@
 // Adapters run only inside activities. Every method is idempotent, so a retried activity never starts
 // a second driver: the driverId names the process or pod deterministically.
 // Deterministic (no I/O): workflows import it.
+import type { DriverHost } from './hosts';
 import type { EngineEndpoint } from './sql-engine';
 import type { SqlEngine } from './states';
 import type { JobLogEntry, SparkSpec } from './types';
@@ -65,6 +66,8 @@ export interface DriverStatus {
   startTime?: number;
   endTime?: number;
 }
+  /** The worker host that owns the driver (set by the launch, for clusters whose adapter is `hostBound`). */
+  host?: DriverHost;
 
 export interface LogRange {
   /** Offset (line number, from 0) from the start of each log. */
@@ -75,6 +78,11 @@ export interface LogRange {
 
 export interface ClusterAdapter {
   /** Starts the driver unless one with spec.driverId exists; returns its status either way. */
+  /**
+   * Its drivers are processes and files of the host that launched them (local clusters): every later call on
+   * a driver must run on a worker of that host (domain/hosts.ts).
+   */
+  readonly hostBound?: boolean;
   launch(spec: DriverSpec): Promise<DriverStatus>;
   status(driverId: string): Promise<DriverStatus>;
   /** One entry per resource: the driver, and executors where the cluster has them. */

@@ -1,5 +1,6 @@
 // Groups of interactive drivers: what the group workflow carries, and the messages it takes.
 import type { CrashLoop, CrashLoopSettings } from './broken-clusters/crash-loops';
+import type { DriverHost } from './hosts';
 import type { Group, JobInstanceResult, SparkSpec } from './types';
 
 /** Settings an update (4.4) may change; absent fields stay as they are. */
@@ -36,6 +37,8 @@ export interface InstanceState {
   draining: boolean;
   /** host:port of the runner's direct execute channel, from its instanceReady signal (never in API responses). */
   endpoint?: string;
+  /** The worker host that owns its driver (local clusters), from the launch: later calls on it run there. */
+  host?: DriverHost;
 }
 
 /** A READY instance the API may call directly (the group workflow's `directEndpoints` query). */

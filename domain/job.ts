@@ -2,6 +2,7 @@
 import { formatTags } from './delimited';
 import { JobState, JobType } from './states';
 import type { DriverSpec } from './driver';
+import type { DriverHost } from './hosts';
 import type { Job, SparkSpec } from './types';
 
 /** Input of the job workflow `job/<jobId>`. The jobId is derived from the workflow id, never passed. */
@@ -15,7 +16,8 @@ export interface JobWorkflowInput {
    */
   submittedAt?: number;
   /** Set when the workflow continues as new: the state it had. */
-  resume?: { job: Job; seq: number; leftovers?: string[] };
+  /** `host`: the worker host that owns the current try's driver (domain/hosts.ts), absent for host-free clusters. */
+  resume?: { job: Job; seq: number; leftovers?: string[]; host?: DriverHost };
 }
 
 /** Version of the SUBMITTED record the API writes; every write of the workflow has a higher one. */

@@ -1,5 +1,6 @@
 // SQL engines as the workflows see them: ids, states, the read-model record and the workflow's input.
 // Deterministic and free of zod: workflows import it (the API shapes are in sql.ts).
+import type { DriverHost } from './hosts';
 import type { SparkSpec } from './types';
 import type { SqlEngine } from './states';
 
@@ -62,6 +63,8 @@ export interface SqlEngineRecord {
   /** Present while RUNNING. */
   endpoint?: EngineEndpoint;
   driverId?: string;
+  /** The worker host that runs its driver, on local clusters (domain/hosts.ts). */
+  host?: string;
   generation: number;
   /** Why the engine failed to start, or why it was last restarted. */
   error?: string;
@@ -82,5 +85,6 @@ export interface SqlEngineWorkflowInput {
   startTimeoutMs: number;
   createdTime: number;
   /** What a continued run carries over: the record, the last write version, the idle clock, recent deaths. */
-  resume?: { record: SqlEngineRecord; version: number; lastUsed: number; deaths: number[] };
+  /** `host`: the worker host that owns the current driver (domain/hosts.ts), absent for host-free clusters. */
+  resume?: { record: SqlEngineRecord; version: number; lastUsed: number; deaths: number[]; host?: DriverHost };
 }

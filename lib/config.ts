@@ -85,6 +85,21 @@ const schema = z.object({
   TEMPORAL_NAMESPACE: z.string().default('default'),
   /** Task queue of the TypeScript worker (workflows and cluster-adapter activities). */
   TASK_QUEUE: z.string().default('spark-orchestrator'),
+  /**
+   * This worker's host: local clusters' drivers are processes and files of the host that launched them, so
+   * every activity on such a driver runs on its host's own task queue (`<TASK_QUEUE>@<WORKER_HOST>`), which
+   * each worker polls besides TASK_QUEUE. Workers sharing a DRIVER_DIR (one machine) share a host id.
+   * Default: the machine's host name.
+   */
+  WORKER_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, ".", "_" and "-" only')
+    .default(os.hostname()),
+  /**
+   * How long an activity on a driver's host may wait for a worker of that host to take it before the driver
+   * is shown UNKNOWN with that cause (its schedule-to-start timeout); it resumes when the host comes back.
+   */
+  HOST_ABSENT_MS: z.coerce.number().int().min(1000).default(30_000),
   MONGO_URL: z.string().default('mongodb://127.0.0.1:27017/?directConnection=true'),
   MONGO_DB: z.string().default('spark_orchestrator'),
   /** 64 hex characters (AES-256 key) encrypting cluster secrets at rest. Dev default: $STACK_DIR/secret.key. */

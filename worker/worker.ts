@@ -1,4 +1,5 @@
-// Builds the Temporal worker: every workflow and the activities, on the main task queue.
+// Builds the Temporal worker: every workflow and the activities, on the main task queue, and the activities
+// again on this host's own task queue (drivers of local clusters, domain/hosts.ts).
 // Used by worker/main.ts and by the end-to-end tests (which run it in-process).
 import { Client, Connection } from '@temporalio/client';
 import {
@@ -15,7 +16,9 @@ import {
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
 import { fileURLToPath } from 'node:url';
+import type { Context } from '@temporalio/activity';
 import { createActivities } from '../activities';
+import { hostTaskQueue } from '../domain/hosts';
 import type { ClusterAdapter } from '../domain/driver';
 import type { Config } from '../lib/config';
 import type { Store } from '../lib/mongo';
@@ -61,7 +64,10 @@ export interface WorkerOptions {
 }
 
 export interface ServiceWorker {
+  /** Polls TASK_QUEUE: every workflow and activity. */
   worker: Worker;
+  /** Polls this host's task queue (`<TASK_QUEUE>@<WORKER_HOST>`): activities on the drivers this host owns. */
+  hostWorker: Worker;
   /** Runs until shutdown (SIGTERM/SIGINT or worker.shutdown()), then closes the connections it opened. */
   run(): Promise<void>;
 }
@@ -75,26 +81,26 @@ export async function createWorker(config: Config, store: Store, opts: WorkerOpt
     interceptors: clientInterceptors(config),
   });
   const tracing = startTracing(config, 'worker');
+  const activities = createActivities({ config, store, temporal, adapterFor: opts.adapterFor });
+  const activityInterceptors = tracing.enabled
+    ? {
+        activity: [
+          (ctx: Context) => ({
+            inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+            outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+          }),
+        ],
+      }
+    : undefined;
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TASK_QUEUE,
     workflowBundle: opts.bundle ?? (await workflowBundle()),
-    activities: createActivities({ config, store, temporal, adapterFor: opts.adapterFor }),
+    activities,
     // The workflows' spans (dropped unless tracing is on), and with tracing a span around each activity.
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
-    ...(tracing.enabled
-      ? {
-          interceptors: {
-            activity: [
-              (ctx) => ({
-                inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
-                outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
-              }),
-            ],
-          },
-        }
-      : {}),
+    ...(activityInterceptors ? { interceptors: activityInterceptors } : {}),
     maxConcurrentActivityTaskExecutions: 500,
     maxConcurrentLocalActivityExecutions: 200,
     maxConcurrentWorkflowTaskExecutions: 100,
@@ -102,12 +108,33 @@ export async function createWorker(config: Config, store: Store, opts: WorkerOpt
     shutdownGraceTime: '5s',
     ...opts.overrides,
   });
+  // The activities on drivers this host owns (domain/hosts.ts): the same activities, on the host's own queue.
+  const hostWorker = await Worker.create({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: hostTaskQueue(config.TASK_QUEUE, config.WORKER_HOST),
+    activities,
+    ...(activityInterceptors ? { interceptors: activityInterceptors } : {}),
+    maxConcurrentActivityTaskExecutions: 500,
+    shutdownGraceTime: '5s',
+  });
+  // One stops, both stop: a worker half-polling would take a host's tasks it cannot finish, or the reverse.
+  const both = async (run: Promise<void>, other: Worker) => {
+    try {
+      await run;
+    } finally {
+      if (other.getState() === 'RUNNING') other.shutdown();
+    }
+  };
   return {
     worker,
+    hostWorker,
     run: () =>
-      worker.run().finally(async () => {
-        await temporal.connection.close();
-        await connection.close();
-      }),
+      Promise.all([both(worker.run(), hostWorker), both(hostWorker.run(), worker)])
+        .then(() => undefined)
+        .finally(async () => {
+          await temporal.connection.close();
+          await connection.close();
+        }),
   };
 }

@@ -3,7 +3,8 @@
 // workflow starts it and ends at once, so nothing (a schedule's next run, say) waits on a broken cluster.
 import { defineSignal, setHandler } from '@temporalio/workflow';
 import type { Job } from '../domain/types';
-import { cleanup, projection } from './activity-options';
+import type { DriverHost } from '../domain/hosts';
+import { onHost, projection } from './activity-options';
 
 /** Sent by DELETE /job: the record is gone, write it no more (removing goes on). */
 export const jobDeletedSignal = defineSignal('deleted');
@@ -18,6 +19,8 @@ export interface DriverCleanupInput {
   version: number;
   /** The job was deleted before the hand-over: write nothing. */
   deleted?: boolean;
+  /** The worker host that owns the drivers (local clusters): removed there, once it answers. */
+  host?: DriverHost;
 }
 
 export async function driverCleanupWorkflow(input: DriverCleanupInput): Promise<void> {
@@ -26,6 +29,7 @@ export async function driverCleanupWorkflow(input: DriverCleanupInput): Promise<
     deleted = true;
   });
   // Retried until the cluster answers (a deleted cluster leaves nothing to remove: removeDriver returns).
+  const { cleanup } = onHost(input.host);
   await Promise.all(input.driverIds.map((id) => cleanup.removeDriver(input.clusterName, id)));
   if (deleted) return;
   const { cleanup: _done, ...job } = input.job;

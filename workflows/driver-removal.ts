@@ -4,7 +4,8 @@
 // waits for its removals before it ends, an SQL engine just goes on).
 import { CancellationScope, isCancellation, log } from '@temporalio/workflow';
 import { failureMessage } from '../domain/failure';
-import { cleanup, quickRemoval } from './activity-options';
+import type { DriverHost } from '../domain/hosts';
+import { onHost } from './activity-options';
 
 /** What the caller does while and after a driver is removed in the background. */
 export interface Leftover {
@@ -16,7 +17,9 @@ export interface Leftover {
 
 export interface BackgroundRemoval extends Pick<Leftover, 'ended'> {
   /** Option set of the removal (activity-options.ts): `cleanup` (tries until the cluster answers, backing off to 5 min). */
-  via?: typeof cleanup;
+  via?: 'cleanup' | 'drivers';
+  /** The host that owns the driver (domain/hosts.ts): the removal runs there, waiting for it if it is gone. */
+  host?: DriverHost;
   /**
    * Run it, and `ended`, shielded from the workflow's cancellation (the default: a cancelled job still removes
    * its drivers). A group's removals run in its own scope, as they always did.
@@ -29,7 +32,7 @@ export interface BackgroundRemoval extends Pick<Leftover, 'ended'> {
  * is logged. Its activity is scheduled at once, in the caller's step; `ended` runs when it is over.
  */
 export function removeInBackground(clusterName: string, driverId: string, o: BackgroundRemoval = {}): Promise<void> {
-  const via = o.via ?? cleanup;
+  const via = onHost(o.host)[o.via ?? 'cleanup'];
   const run = async (): Promise<void> => {
     await via
       .removeDriver(clusterName, driverId)
@@ -44,14 +47,19 @@ export function removeInBackground(clusterName: string, driverId: string, o: Bac
  * removal goes on in the background (shielded, `cleanup`) and `leftover.noted` is told why. Rejects only when
  * the caller is cancelled during the quick try.
  */
-export async function removeDriver(clusterName: string, driverId: string, leftover: Leftover = {}): Promise<void> {
+export async function removeDriver(
+  clusterName: string,
+  driverId: string,
+  leftover: Leftover = {},
+  host?: DriverHost,
+): Promise<void> {
   try {
-    await quickRemoval.removeDriver(clusterName, driverId);
+    await onHost(host).quickRemoval.removeDriver(clusterName, driverId);
   } catch (e) {
     if (isCancellation(e)) throw e;
     const cause = failureMessage(e);
     log.warn('driver removal goes on in the background', { driverId, error: cause });
-    void removeInBackground(clusterName, driverId, { ended: leftover.ended });
+    void removeInBackground(clusterName, driverId, { ended: leftover.ended, host });
     if (leftover.noted) await leftover.noted(cause);
   }
 }

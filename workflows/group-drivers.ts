@@ -4,7 +4,8 @@ import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { DriverSpec, DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import { instanceDriverId } from '../domain/group';
-import { drivers, watch } from './activity-options';
+import { hostAbsentMessage, type DriverHost } from '../domain/hosts';
+import { isHostAbsent, onHost } from './activity-options';
 import { removeInBackground } from './driver-removal';
 import { launchUntilDeadline } from './launch';
 
@@ -32,11 +33,12 @@ export class InstanceDrivers {
    * Launches (or, being idempotent, finds) an instance's driver; its status arrives as an event. While the
    * cluster does not answer, each failed attempt arrives as an UNKNOWN status with the cause.
    */
-  launch(jobId: string, spec: DriverSpec): void {
+  launch(jobId: string, spec: DriverSpec, host: DriverHost | undefined): void {
     this.launching.add(jobId);
     void launchUntilDeadline({
       clusterName: this.clusterName,
       spec,
+      host,
       unreachable: (message) => {
         this.events.push({ jobId, st: { phase: 'UNKNOWN', message } });
         this.changed();
@@ -71,16 +73,20 @@ export class InstanceDrivers {
    * Watches a driver until its status differs from `known`; the new status arrives as an event. A driver
    * not yet `started` (its runner not ready) that stays pending past the launch deadline comes back FAILED.
    */
-  watch(jobId: string, known: DriverStatus, started: boolean): void {
+  watch(jobId: string, known: DriverStatus, started: boolean, host: DriverHost | undefined): void {
     const scope = new CancellationScope();
     this.watchers.set(jobId, scope);
     const since = started ? undefined : this.launchedAt.get(jobId);
+    const { watch } = onHost(host);
     void scope
       .run(() => watch.watchDriver(this.clusterName, instanceDriverId(jobId), known, undefined, since))
       .then(
         (st) => this.events.push({ jobId, st }),
         (err: unknown) => {
-          if (!isCancellation(err)) this.events.push({ jobId, st: { phase: 'UNKNOWN', message: failureMessage(err) } });
+          if (isCancellation(err)) return;
+          // A host gone: UNKNOWN with that cause, and watched again (on its host) by the loop.
+          const message = host && isHostAbsent(err) ? hostAbsentMessage(host) : failureMessage(err);
+          this.events.push({ jobId, st: { phase: 'UNKNOWN', message } });
         },
       )
       .finally(() => {
@@ -104,13 +110,14 @@ export class InstanceDrivers {
    * try first: the group never waits on one. Retried at most 30 s apart (`drivers`), since the group waits for
    * its removals before it ends or continues as new; in the group's own scope, so cancelling the group cancels them.
    */
-  remove(jobId: string): void {
+  remove(jobId: string, host: DriverHost | undefined): void {
     this.unwatch(jobId);
     this.launchedAt.delete(jobId);
     this.removals += 1;
     void removeInBackground(this.clusterName, instanceDriverId(jobId), {
-      via: drivers,
+      via: 'drivers',
       shielded: false,
+      host,
       ended: () => {
         this.removals -= 1;
         this.changed();

@@ -293,7 +293,7 @@ export class GroupEntity {
     for (const inst of this.instances.values()) {
       const st = this.status.get(inst.jobId);
       if (st && !this.drivers.isWatched(inst.jobId) && !this.drivers.isLaunching(inst.jobId))
-        this.drivers.watch(inst.jobId, st, inst.ready);
+        this.drivers.watch(inst.jobId, st, inst.ready, inst.host);
     }
   }
 
@@ -302,6 +302,11 @@ export class GroupEntity {
     if (!inst) return;
     this.status.set(jobId, st);
     const job = this.jobs.get(jobId)!;
+    // The launch says which host owns the driver: every later call on it goes there (domain/hosts.ts).
+    if (st.host && !inst.host) {
+      inst.host = st.host;
+      this.markJob(jobId, { host: st.host.id });
+    }
     const effect = instanceStatusEffect(job, inst, st);
     // A dead driver's instance ends; reconcile() starts a replacement, backing off while drivers fail to start.
     if (effect.ended) {
@@ -377,14 +382,15 @@ export class GroupEntity {
 
   /** Ends an instance: its job gets `state`, its driver is removed in the background. */
   private endInstance(jobId: string, state: JobState, error?: string): void {
+    const host = this.instances.get(jobId)?.host;
     this.instances.delete(jobId);
     this.status.delete(jobId);
     this.unreachable.delete(jobId);
     this.markJob(jobId, { state, endTime: Date.now(), ...(error ? { error } : {}) });
-    this.drivers.remove(jobId);
+    this.drivers.remove(jobId, host);
   }
 
   private launch(jobId: string): void {
-    this.drivers.launch(jobId, runnerDriverSpec(this.group, this.spec, jobId));
+    this.drivers.launch(jobId, runnerDriverSpec(this.group, this.spec, jobId), this.instances.get(jobId)?.host);
   }
 }

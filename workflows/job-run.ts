@@ -35,7 +35,8 @@ import {
 } from '../domain/job-transitions';
 import { isTerminal, JobState } from '../domain/states';
 import type { Job } from '../domain/types';
-import { projection, watch } from './activity-options';
+import { hostAbsentMessage, type DriverHost } from '../domain/hosts';
+import { isHostAbsent, onHost, projection } from './activity-options';
 import { driverCleanupWorkflow, driverCleanupWorkflowId } from './driver-cleanup';
 import { removeDriver, removeInBackground } from './driver-removal';
 import { isLaunchDeadline, launchUntilDeadline } from './launch';
@@ -64,6 +65,11 @@ export class JobRun {
   private searchedState: string | undefined;
   /** The launch attempt in flight, if any: a cancel waits for it before removing the driver. */
   private launchInFlight: Promise<unknown> | undefined;
+  /**
+   * The worker host that owns the job's drivers (local clusters; domain/hosts.ts), from the first launch: every
+   * later try, watch and removal runs there, so a retry finds its driver instead of starting another elsewhere.
+   */
+  private host: DriverHost | undefined;
 
   constructor(
     private readonly input: JobWorkflowInput,
@@ -71,6 +77,7 @@ export class JobRun {
   ) {
     this.job = input.resume?.job ?? newJobRecord(jobId, input, workflowInfo().runStartTime.getTime());
     this.versions = new WriteVersions(input.resume?.seq ?? 0);
+    this.host = input.resume?.host;
     this.projected = input.resume !== undefined;
     for (const id of input.resume?.leftovers ?? []) this.removeInBackground(id, 'carried over');
   }
@@ -161,6 +168,7 @@ export class JobRun {
           job: { ...this.job },
           version: this.versions.next(),
           deleted: this.deleted,
+          ...(this.host ? { host: this.host } : {}),
         },
       ],
     });
@@ -194,7 +202,18 @@ export class JobRun {
    * it wrote become the job's.
    */
   private async watchOnce(known: DriverStatus): Promise<{ status: DriverStatus; done?: Job }> {
+    try {
+      return await this.watchOnHost(known);
+    } catch (e) {
+      // Its host has no worker: the driver may well be running there; UNKNOWN with the cause until it is back.
+      if (this.host && isHostAbsent(e)) return { status: { phase: 'UNKNOWN', message: hostAbsentMessage(this.host) } };
+      throw e;
+    }
+  }
+
+  private async watchOnHost(known: DriverStatus): Promise<{ status: DriverStatus; done?: Job }> {
     const { clusterName } = this.job;
+    const { watch } = onHost(this.host);
     const since = this.startingSince;
     const starting = known.phase === 'PENDING' && this.job.state === JobState.STARTING;
     const busy = known.phase === 'RUNNING' && this.job.state === JobState.BUSY;
@@ -249,6 +268,7 @@ export class JobRun {
       clusterName: this.job.clusterName,
       spec: singleJobDriverSpec(this.jobId, this.job.attempt, this.input),
       starting,
+      host: this.host,
       unreachable: (cause) => {
         this.observe({ phase: 'UNKNOWN', message: cause });
         return this.project();
@@ -256,6 +276,10 @@ export class JobRun {
       inFlight: (attempt: Promise<unknown>) => void (this.launchInFlight = attempt),
     });
     this.startingSince = since;
+    if (status.host && !this.host) {
+      this.host = status.host;
+      this.job = { ...this.job, host: status.host.id };
+    }
     return status;
   }
 
@@ -286,7 +310,12 @@ export class JobRun {
         await condition(allHandlersFinished);
         await continueAsNew<(input: JobWorkflowInput) => Promise<Job>>({
           ...this.input,
-          resume: { job: this.job, seq: this.versions.last, leftovers: [...this.leftovers.keys()] },
+          resume: {
+            job: this.job,
+            seq: this.versions.last,
+            leftovers: [...this.leftovers.keys()],
+            ...(this.host ? { host: this.host } : {}),
+          },
         });
       }
     }
@@ -301,19 +330,27 @@ export class JobRun {
 
   /** Removes a driver; if its cluster does not answer, notes it on the job and goes on removing in the background. */
   private removeDriver(driverId: string): Promise<void> {
-    return removeDriver(this.job.clusterName, driverId, {
-      noted: (cause) => {
-        this.leftovers.set(driverId, cause);
-        return this.projectCleanup();
+    return removeDriver(
+      this.job.clusterName,
+      driverId,
+      {
+        noted: (cause) => {
+          this.leftovers.set(driverId, cause);
+          return this.projectCleanup();
+        },
+        ended: () => this.leftoverGone(driverId),
       },
-      ended: () => this.leftoverGone(driverId),
-    });
+      this.host,
+    );
   }
 
   /** While the job lives, a failed try's driver is removed beside it; what is left when it ends is handed over. */
   private removeInBackground(driverId: string, cause: string): void {
     this.leftovers.set(driverId, cause);
-    void removeInBackground(this.job.clusterName, driverId, { ended: () => this.leftoverGone(driverId) });
+    void removeInBackground(this.job.clusterName, driverId, {
+      ended: () => this.leftoverGone(driverId),
+      host: this.host,
+    });
   }
 
   /** A background removal ended: the job's `cleanup` note loses the driver while the job lives. */

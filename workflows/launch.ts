@@ -7,11 +7,18 @@ import { relaunchDelayMs } from '../domain/broken-clusters/unreachable';
 import { FailureType, type DriverSpec, type DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import type { Job } from '../domain/types';
-import { launching } from './activity-options';
+import { hostAbsentMessage, type DriverHost } from '../domain/hosts';
+import { isHostAbsent, onHost } from './activity-options';
 
 export interface LaunchRequest {
   clusterName: string;
   spec: DriverSpec;
+  /**
+   * The host that owns the driver if it was launched before (a retry, a re-launch after continue-as-new): the
+   * launch runs there, so it finds the driver instead of starting another elsewhere. Unset: any worker
+   * launches, and a host-bound cluster's launch answers with its host (DriverStatus.host).
+   */
+  host?: DriverHost;
   /** A job's STARTING record and its version, written by the first attempt. */
   starting?: { job: Job; version: number };
   /** Called after each attempt the cluster did not answer, with the cause and when trying began. */
@@ -26,6 +33,7 @@ export interface LaunchRequest {
 
 /** One launch attempt; shielded from cancellation when the caller follows attempts in flight. */
 function attempt(r: LaunchRequest, starting: LaunchRequest['starting'], since: number): Promise<DriverStatus> {
+  const { launching } = onHost(r.host);
   if (!r.inFlight) return launching.launchDriver(r.clusterName, r.spec, starting, since);
   const call = CancellationScope.nonCancellable(() => launching.launchDriver(r.clusterName, r.spec, starting, since));
   r.inFlight(call.catch(() => undefined));
@@ -56,7 +64,8 @@ export async function launchUntilDeadline(r: LaunchRequest): Promise<{ status: D
           throw ApplicationFailure.nonRetryable(`${failureMessage(e)}: ${lastCause}`, FailureType.LAUNCH_DEADLINE);
         throw e;
       }
-      lastCause = failureMessage(e);
+      // A host gone: the driver stays UNKNOWN with that cause until the host's workers are back (no deadline).
+      lastCause = r.host && isHostAbsent(e) ? hostAbsentMessage(r.host) : failureMessage(e);
       starting = undefined;
       await r.unreachable(lastCause, since);
       await sleep(relaunchDelayMs(failures));

@@ -21,7 +21,8 @@ import {
   type SqlEngineRecord,
   type SqlEngineWorkflowInput,
 } from '../domain/sql-engine';
-import { drivers, engineStart, projection, watch } from './activity-options';
+import { hostAbsentMessage, type DriverHost } from '../domain/hosts';
+import { isHostAbsent, onHost, projection } from './activity-options';
 import { removeDriver } from './driver-removal';
 import { launchUntilDeadline } from './launch';
 import { setSearch } from './search';
@@ -41,12 +42,15 @@ export class SqlEngineEntity {
   private stopReason: string | undefined;
   private stopped = false;
   private launchScope: CancellationScope | undefined;
+  /** The worker host that owns the current driver (local clusters), from its launch: every call on it runs there. */
+  private host: DriverHost | undefined;
 
   constructor(private readonly input: SqlEngineWorkflowInput) {
     const r = input.resume;
     this.versions = new WriteVersions(r?.version ?? 0);
     this.lastUsed = r?.lastUsed ?? Date.now();
     this.crash = crashLoopAt(r?.deaths ?? []);
+    this.host = r?.host;
     this.record = r?.record ?? {
       id: sqlEngineId(input.clusterId, input.type),
       clusterId: input.clusterId,
@@ -126,6 +130,7 @@ export class SqlEngineEntity {
       version: this.versions.last,
       lastUsed: this.lastUsed,
       deaths: this.crash.times ?? [],
+      ...(this.host ? { host: this.host } : {}),
     };
     return { ...this.input, resume };
   }
@@ -153,7 +158,10 @@ export class SqlEngineEntity {
       driverId,
       endpoint: undefined,
       startTime: undefined,
+      host: undefined,
     });
+    // A new driver: any worker may launch it (it answers with its host).
+    this.host = undefined;
     this.relaunch = false;
     // A stop that came during the write: step() stops next, with nothing launched.
     if (this.stopReason !== undefined) return;
@@ -174,11 +182,17 @@ export class SqlEngineEntity {
     if (endpoint && !interrupted) {
       // Nobody could use the engine while it started: its idle time counts from now.
       this.lastUsed = Date.now();
-      await this.write({ state: SqlEngineState.RUNNING, endpoint, startTime: Date.now(), error: undefined });
+      await this.write({
+        state: SqlEngineState.RUNNING,
+        endpoint,
+        startTime: Date.now(),
+        error: undefined,
+        host: this.hostId(),
+      });
       return;
     }
     // One its cluster will not let go of yet is removed in the background; the engine goes on.
-    await CancellationScope.nonCancellable(() => removeDriver(this.input.clusterName, driverId));
+    await CancellationScope.nonCancellable(() => removeDriver(this.input.clusterName, driverId, {}, this.host));
     if (interrupted) return;
     // The workflow itself was cancelled: its handler stops the engine.
     if (isCancellation(failure)) throw failure;
@@ -192,14 +206,15 @@ export class SqlEngineEntity {
   private async startDriver(driverId: string): Promise<EngineEndpoint> {
     const { clusterName, type, startTimeoutMs } = this.input;
     // A cluster that does not answer: the engine says why while it is STARTING, and fails at LAUNCH_DEADLINE_MS.
-    await CancellationScope.nonCancellable(() =>
+    const { status } = await CancellationScope.nonCancellable(() =>
       launchUntilDeadline({
         clusterName,
         spec: this.spec(driverId),
         unreachable: (cause, since) => this.write({ error: unreachableError(cause, since) }),
       }),
     );
-    return engineStart(startTimeoutMs).awaitEngineReady(clusterName, driverId, type, startTimeoutMs);
+    this.host = status.host;
+    return onHost(this.host).engineStart(startTimeoutMs).awaitEngineReady(clusterName, driverId, type, startTimeoutMs);
   }
 
   /** Watches the running engine until it dies, is stopped, idles out, or history asks for a new run. */
@@ -210,7 +225,7 @@ export class SqlEngineEntity {
     const scope = new CancellationScope();
     const watching = scope.run(async () => {
       let st: DriverStatus = { phase: 'RUNNING' };
-      while (st.phase === 'RUNNING' || st.phase === 'UNKNOWN') st = await watch.watchDriver(clusterName, driverId, st);
+      while (st.phase === 'RUNNING' || st.phase === 'UNKNOWN') st = await this.watchOnHost(clusterName, driverId, st);
       ended = st;
     });
     watching.catch(() => undefined);
@@ -218,6 +233,21 @@ export class SqlEngineEntity {
     scope.cancel();
     if (ended) await this.died(ended);
     return next;
+  }
+
+  /** The id of the current driver's host (set by startDriver, which TypeScript's narrowing does not see). */
+  private hostId(): string | undefined {
+    return this.host?.id;
+  }
+
+  /** One watch of the driver on its host; a host with no worker is UNKNOWN with the cause (watched again). */
+  private async watchOnHost(clusterName: string, driverId: string, known: DriverStatus): Promise<DriverStatus> {
+    try {
+      return await onHost(this.host).watch.watchDriver(clusterName, driverId, known);
+    } catch (e) {
+      if (this.host && isHostAbsent(e)) return { phase: 'UNKNOWN', message: hostAbsentMessage(this.host) };
+      throw e;
+    }
   }
 
   /** Waits until `done()`, a stop, the idle deadline (which becomes a stop), or a continue-as-new suggestion. */
@@ -241,7 +271,7 @@ export class SqlEngineEntity {
 
   private async died(st: DriverStatus): Promise<void> {
     const { clusterName } = this.input;
-    await drivers.removeDriver(clusterName, this.record.driverId as string);
+    await onHost(this.host).drivers.removeDriver(clusterName, this.record.driverId as string);
     const what = `the engine's driver ended (${st.phase}${st.message ? `: ${st.message}` : ''})`;
     this.crash = afterFailure(this.crash, what, Date.now(), SQL_ENGINE_CRASH_LOOP);
     if (crashLooping(this.crash, SQL_ENGINE_CRASH_LOOP)) {
@@ -270,7 +300,10 @@ export class SqlEngineEntity {
 
   private async stop(): Promise<void> {
     const { driverId } = this.record;
-    if (driverId) await CancellationScope.nonCancellable(() => drivers.removeDriver(this.input.clusterName, driverId));
+    if (driverId)
+      await CancellationScope.nonCancellable(() =>
+        onHost(this.host).drivers.removeDriver(this.input.clusterName, driverId),
+      );
     this.record = { ...this.record, state: SqlEngineState.STOPPED, endpoint: undefined };
     setSearch({ jobState: SqlEngineState.STOPPED });
     await projection.deleteSqlEngineRecord(this.record.id);

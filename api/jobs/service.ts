@@ -12,6 +12,7 @@ import type { Job, JobLogEntry } from '../../domain/resources';
 import { DEFAULT_JOB_STATE_FILTER, isTerminal, JOB_STATES, JOB_TYPES, JobType } from '../../domain/states';
 import { CLUSTER_UNAVAILABLE, INVALID_CLUSTER } from '../../activities/adapters/k8s/errors';
 import { createProjection } from '../../activities/projection';
+import { HOST_ABSENT, type DriverHost } from '../../domain/hosts';
 import { logger } from '../../lib/log';
 import { Collections } from '../../lib/mongo';
 import { stopJobUpdate, type singleJobWorkflow } from '../../workflows/job';
@@ -156,10 +157,12 @@ export async function jobLogs(deps: ApiDeps, jobId: string, query: Query): Promi
     return await temporal.workflow.execute(driverLogsWorkflow, {
       workflowId: `logs/${job.jobId}/${randomUUID()}`,
       taskQueue: config.TASK_QUEUE,
-      args: [job.clusterName, driverIdsOf(job), { from, size }],
+      args: [job.clusterName, driverIdsOf(job), { from, size }, ...hostArg(deps, job)],
       workflowExecutionTimeout: '1m',
     });
   } catch (e) {
+    if (e instanceof WorkflowFailedError && e.cause instanceof ApplicationFailure && e.cause.type === HOST_ABSENT)
+      throw unavailable(`the logs of job '${job.jobId}' cannot be read now: ${e.cause.message}`);
     // A cluster that cannot be asked now (down, refusing the service's credentials, a client key its
     // clientKeyPassphrase does not decrypt) is not the client's fault: 503 with what its API server said, or
     // what is wrong with the cluster document (no credential is in either).
@@ -195,11 +198,21 @@ export async function deleteJob(deps: ApiDeps, jobId: string): Promise<void> {
     throw conflict(`job '${job.jobId}' is an instance of group '${job.groupId}'; it goes with the group`);
   if (!isTerminal(job.state))
     throw conflict(`job '${job.jobId}' is ${job.state}; cancel or stop it before deleting it`);
-  await deps.temporal.workflow.execute(deleteJobWorkflow, {
-    workflowId: `delete/${jobWorkflowId(job.jobId)}`,
-    taskQueue: deps.config.TASK_QUEUE,
-    args: [job.jobId, job.clusterName, driverIdsOf(job)],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowExecutionTimeout: '2m',
-  });
+  try {
+    await deps.temporal.workflow.execute(deleteJobWorkflow, {
+      workflowId: `delete/${jobWorkflowId(job.jobId)}`,
+      taskQueue: deps.config.TASK_QUEUE,
+      args: [job.jobId, job.clusterName, driverIdsOf(job), ...hostArg(deps, job)],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowExecutionTimeout: '2m',
+    });
+  } catch (e) {
+    if (e instanceof WorkflowFailedError && e.cause instanceof ApplicationFailure && e.cause.type === HOST_ABSENT)
+      throw unavailable(`job '${job.jobId}' cannot be deleted now: ${e.cause.message}`);
+    throw e;
+  }
 }
+
+/** The host that owns a job's drivers (local clusters), as the short workflows on them take it; none: no argument. */
+const hostArg = (deps: ApiDeps, job: Job): [DriverHost] | [] =>
+  job.host ? [{ id: job.host, absentMs: deps.config.HOST_ABSENT_MS }] : [];

@@ -238,6 +238,7 @@ describe('README.md', () => {
       'SQL_DATA_DIR',
       'SPARK_HISTORY_DIR',
     ];
+      'WORKER_HOST',
     const config = loadConfig({ SECRET_KEY: 'a'.repeat(64) }) as unknown as Record<string, unknown>;
     const rows = tableRows(section(README, 'Configuration'));
     const wrong = SETTINGS.filter((k) => !derived.includes(k)).flatMap((k) => {
