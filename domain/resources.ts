@@ -3,7 +3,6 @@
 // the schemas for its OpenAPI document, the projections and workflows use the types (domain/types.ts
 // re-exports them, type-only, so no workflow bundle carries zod).
 import { z } from 'zod';
-import { ACCESS_SETTINGS } from './access-settings';
 import { CLUSTER_TYPES, GROUP_KINDS, GROUP_STATES, JOB_STATES, JOB_TYPES, LANGUAGES, SCHEDULE_STATES } from './states';
 
 /** docs/api.md: Memory settings, response form. Absent values are omitted. */
@@ -148,7 +147,7 @@ export const Storage = z
   .strict();
 export type Storage = z.infer<typeof Storage>;
 
-/** docs/api.md: Cluster, response form: secret-bearing fields show a mask where a value is stored. */
+/** docs/api.md: Cluster, response form, the fields of every type (secret-bearing ones show a mask where set). */
 export const Cluster = z.object({
   id: z.string(),
   name: z.string(),
@@ -161,32 +160,10 @@ export const Cluster = z.object({
   memorySettings: MemorySettings,
   defaultApplicationConfig: z.string(),
   type: z.enum(CLUSTER_TYPES),
-  /** Local clusters: N of `local[N]`. */
-  threads: z.number().int().optional(),
   url: z.string(),
-  caCert: z.string().optional(),
-  clientCert: z.string().optional(),
-  clientKey: z.string().optional(),
-  clientKeyAlgorithm: z.string().optional(),
-  clientKeyPassphrase: z.string().optional(),
-  username: z.string().optional(),
-  password: z.string().optional(),
-  /** k8s: bearer token (masked). */
-  token: z.string().optional(),
-  /** k8s: the Temporal frontend as the cluster's pods reach it. */
-  temporalAddress: z.string().optional(),
-  /** k8s: namespace of its new drivers, when set (else the service's K8S_NAMESPACE). */
-  namespace: z.string().optional(),
-  /** k8s: Spark image of its drivers and executors, when set (else the service's K8S_SPARK_IMAGE). */
-  sparkImage: z.string().optional(),
-  /** k8s: kinds of access-granting Spark settings its drivers may use (domain/access-settings.ts). */
-  allowedAccessSettings: z.array(z.enum(ACCESS_SETTINGS)).optional(),
-  /** yarn: host:port of the ResourceManager's client address, when set (else the url's host, port 8032). */
-  resourceManagerAddress: z.string().optional(),
-  /** yarn: Hadoop properties of the cluster's client (core-site, yarn-site). */
-  hadoopConf: z.record(z.string(), z.string()).optional(),
-  /** yarn: the queue of its drivers. */
-  queue: z.string().optional(),
+  // Each type's own fields (threads, a k8s cluster's credentials, a yarn cluster's queue, ...) are its `view`
+  // (activities/adapters/<type>/cluster-type.ts); the API answers with ClusterView (cluster-types.ts), these
+  // fields plus every type's.
   resourceQuota: z.record(z.string(), z.string()).optional(),
   limitRange: z.record(z.string(), z.record(z.string(), z.string())).optional(),
   createdTime: z.number().int(),

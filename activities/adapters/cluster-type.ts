@@ -60,6 +60,10 @@ export interface AdapterContext<S extends z.ZodRawShape = z.ZodRawShape> {
 }
 
 export interface ClusterTypeDef<S extends z.ZodRawShape = z.ZodRawShape> {
+  /** What its drivers are, in a few words for a form's list of types. */
+  title: string;
+  /** What its `url` is, in a form's words (Kubernetes API server URL); absent: the type sets it itself. */
+  url?: string;
   /** Fields of the create and update bodies only clusters of this type have (another type's answer 400). */
   settings: S;
   /** Rules of a whole cluster of this type (create, and an update merged with the stored one): issues are 400s. */
@@ -69,7 +73,12 @@ export interface ClusterTypeDef<S extends z.ZodRawShape = z.ZodRawShape> {
   /** The Spark master URL and deploy mode its drivers run with, as the Cluster resource shows them. */
   sparkMaster(c: StoredOf<S>, config: Pick<Config, 'LOCAL_SPARK_THREADS'>): string;
   sparkDeployMode: 'client' | 'cluster';
-  /** The type's own fields of the Cluster resource (domain/resources.ts), secrets masked. */
+  /**
+   * Its own fields of the Cluster resource (responses, secrets masked), as toView returns them: the API's response
+   * schema (ClusterView, cluster-types.ts) is the common fields of domain/resources.ts plus every type's view.
+   */
+  view: z.ZodRawShape;
+  /** The type's own fields of the Cluster resource, secrets masked (`view` says their shape). */
   toView(c: StoredOf<S>, config: Pick<Config, 'LOCAL_SPARK_THREADS'>): Record<string, unknown>;
   /**
    * Spark settings of a request (`field`: jobConfig, defaultApplicationConfig, ...) this cluster refuses:

@@ -1,7 +1,6 @@
 // Cluster endpoints (4.21–4.24): parse, call the service, answer.
 import { z } from 'zod';
-import { clusterTypeInfo } from '../../activities/adapters/cluster-types';
-import { Cluster } from '../../domain/resources';
+import { ClusterView, clusterTypeInfo, SETTING_KINDS } from '../../activities/adapters/cluster-types';
 import { CLUSTER_TYPES, SQL_ENGINES } from '../../domain/states';
 import type { ApiDeps } from '../deps';
 import { IdResponse, PageOf } from '../resources';
@@ -29,7 +28,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
     tag: 'clusters',
     summary: 'List clusters (4.22)',
     query: LIST_QUERY,
-    response: PageOf(Cluster),
+    response: PageOf(ClusterView),
     errors: [409],
     handler: ({ query }) => listClusters(deps, query),
   }),
@@ -54,8 +53,13 @@ export const clusterRoutes = (deps: ApiDeps) => [
       types: z.array(
         z.object({
           type: z.enum(CLUSTER_TYPES),
+          title: z.string().describe('What its drivers are, in a few words'),
           sparkDeployMode: z.enum(['client', 'cluster']),
+          url: z.string().nullable().describe("What the type's `url` is; null: the type sets it itself (local)"),
           settings: z.array(z.string()),
+          kinds: z
+            .record(z.string(), z.enum(SETTING_KINDS))
+            .describe('How a form shows each setting: text, number, map (key=value lines), list, secret'),
           namespaces: z.boolean(),
           sqlEngines: z.array(z.enum(SQL_ENGINES)),
           connect: z.boolean(),
@@ -81,7 +85,7 @@ export const clusterRoutes = (deps: ApiDeps) => [
     role: 'viewer',
     tag: 'clusters',
     summary: 'Get a cluster by id (4.23)',
-    response: Cluster,
+    response: ClusterView,
     errors: [404],
     handler: ({ params }) => getCluster(deps, params.clusterId),
   }),

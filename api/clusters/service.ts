@@ -3,9 +3,13 @@
 // collection's unique index.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { clusterTypeOf, type StoredCluster } from '../../activities/adapters/cluster-types';
+import {
+  clusterTypeOf,
+  type ClusterView as Cluster,
+  type StoredCluster,
+} from '../../activities/adapters/cluster-types';
 import { parseMemorySettings } from '../../domain/memory';
-import type { Cluster, MemorySettings } from '../../domain/resources';
+import type { MemorySettings } from '../../domain/resources';
 import { ClusterType, TERMINAL_JOB_STATES } from '../../domain/states';
 import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../deps';

@@ -1,7 +1,9 @@
 // Scenarios of the console's overview and clusters pages: the overview's counts follow a group's instance live
 // and its two charts show jobs and execution latencies (one small PYTHON group, real Spark); a k8s cluster is
 // created through the form with a token (the API's validation message shown first), found with the token
-// masked and never in the page, edited without losing the token, and deleted; a viewer sees no cluster actions.
+// masked and never in the page, edited without losing the token, and deleted; a yarn cluster is created with the
+// settings GET /cluster/types gives its type (a refused Hadoop property shown under its field), shown and edited;
+// a viewer sees no cluster actions.
 import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -141,6 +143,65 @@ export function clustersScenarios(c: ConsoleContext): void {
     await page.getByRole('heading', { name: 'Clusters' }).waitFor();
     await eventually(async () => (await c.api('GET', `/cluster/${clusterId}`)).status === 404 || undefined, 10_000);
     await expect.poll(() => page.getByRole('link', { name }).count()).toBe(0);
+    await page.context().close();
+  });
+
+  it("clusters: a yarn cluster through the form, with its type's own settings from GET /cluster/types", async () => {
+    const name = `yarn-${randomBytes(3).toString('hex')}`;
+    const page = await c.open('/clusters');
+    await page.getByRole('button', { name: 'New cluster' }).click();
+    const createForm = page.getByRole('region', { name: 'new cluster' });
+    // Every type the API lists, with its words.
+    const types = (await c.api('GET', '/cluster/types')).body.types as { type: string; title: string }[];
+    const options = await createForm.getByLabel('Type').locator('option').allTextContents();
+    expect(options).toEqual(types.map((t) => `${t.type}: ${t.title}`));
+    await createForm.getByLabel('Cluster name').fill(name);
+    await createForm.getByLabel('Type').selectOption('yarn');
+    // The yarn type's settings, and none of another type's.
+    await createForm.getByRole('group', { name: 'Settings of yarn clusters' }).waitFor();
+    expect(await createForm.getByLabel('Bearer token').count()).toBe(0);
+    expect(await createForm.getByLabel('Threads (local[N])').count()).toBe(0);
+    await createForm.getByLabel('ResourceManager web address').fill('http://rm.example.test:8088');
+    await createForm.getByLabel('YARN queue').fill('analytics');
+    const hadoop = createForm.getByLabel('Hadoop configuration');
+    await hadoop.fill('fs.defaultFS=file:///\nhadoop.security.authentication=kerberos');
+    await createForm.getByRole('button', { name: 'Create cluster' }).click();
+    // The API's refusal of one key appears under the field that holds it; nothing is created.
+    const fieldError = createForm.locator('.field-error', { hasText: 'Hadoop configuration' });
+    await fieldError.locator('.error-text').waitFor();
+    expect(await fieldError.textContent()).toMatch(/hadoop\.security\.authentication/);
+    expect((await c.api('GET', `/cluster?search=${name}`)).body.content).toEqual([]);
+    await hadoop.fill('fs.defaultFS=file:///');
+    await createForm.getByRole('button', { name: 'Create cluster' }).click();
+
+    await page.getByRole('heading', { name }).waitFor();
+    const clusterId = decodeURIComponent(page.url().split('#/clusters/')[1]);
+    const settings = page.getByRole('region', { name: 'Settings' });
+    await settings.getByText('yarn: YARN applications on Hadoop YARN').waitFor();
+    expect(await settings.getByText('analytics', { exact: true }).count()).toBe(1);
+    expect(await settings.getByText('file:///').count()).toBe(1);
+    expect(await settings.getByText('http://rm.example.test:8088').count()).toBe(1);
+    await screenshot(page, 'cluster-page-yarn');
+    expect((await c.api('GET', `/cluster/${clusterId}`)).body).toMatchObject({
+      type: 'yarn',
+      sparkMaster: 'yarn',
+      url: 'http://rm.example.test:8088',
+      queue: 'analytics',
+      hadoopConf: { 'fs.defaultFS': 'file:///' },
+    });
+
+    // Edit: the form holds the stored settings; a changed queue is saved, the rest kept.
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const editForm = page.getByRole('region', { name: 'edit cluster' });
+    expect(await editForm.getByLabel('Hadoop configuration').inputValue()).toBe('fs.defaultFS=file:///');
+    await editForm.getByLabel('YARN queue').fill('etl');
+    await editForm.getByRole('button', { name: 'Save changes' }).click();
+    await settings.getByText('etl', { exact: true }).waitFor();
+    expect((await c.api('GET', `/cluster/${clusterId}`)).body).toMatchObject({
+      queue: 'etl',
+      hadoopConf: { 'fs.defaultFS': 'file:///' },
+    });
+    expect((await c.api('DELETE', `/cluster/${clusterId}`)).status).toBe(200);
     await page.context().close();
   });
 

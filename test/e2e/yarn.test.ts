@@ -2,10 +2,14 @@
 // and NodeManager on loopback, started once for the file), through the whole service: the cluster's fields
 // checked, a PySpark job submitted in cluster deploy mode to FINISHED with its YARN application id as appId
 // and its driver's log read from the NodeManager after it ended while another job is cancelled (its
-// application KILLED), a CODE group whose runner driver is a YARN application executing code, and the ResourceManager stopped mid-job (the job UNKNOWN with the cause, then FINISHED once the
-// ResourceManager is back and has recovered its applications). The daemons' and spark-submit's output goes to
+// application KILLED), side by side a CODE group executing code, a SCALA group running a Scala job class (each
+// runner driver a YARN application) and an SQL statement on a Thrift Server whose executors are YARN containers
+// (client mode), stopped through the API, then the ResourceManager stopped mid-job (the job UNKNOWN with the
+// cause, then FINISHED once the ResourceManager is back and has recovered its applications), and the adapter
+// contract. The daemons' and spark-submit's output goes to
 // files, never to the test log. Skipped without the jars (scripts/setup-yarn.sh) or a JDK.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +24,39 @@ const ready = yarnAvailable();
 let y: YarnCluster;
 let h: Harness;
 let clusterId: string | undefined;
+/** A second cluster on the same YARN whose engine asks for little (one 512m executor). */
+let sqlClusterId: string | undefined;
+/** A Scala job class (cloud.ilum.job.Job), compiled while YARN starts. */
+let scalaJar: Buffer;
+const work = mkdtempSync(path.join(os.tmpdir(), 'yarn-test-'));
+
+const SCALA_JOB = `package jobs
+import cloud.ilum.job.Job
+import org.apache.spark.sql.SparkSession
+
+class SumTo extends Job {
+  override def run(spark: SparkSession, config: Map[String, Any]): Option[String] = {
+    val n = config("n").toString.toLong
+    Some(spark.range(1, n + 1).selectExpr("sum(id)").first().getLong(0).toString)
+  }
+}
+`;
+
+/** scalac of pyspark's jars, against Ilum's job interface, into a jar. */
+async function buildScalaJar(stackDir: string, sparkHome: string): Promise<Buffer> {
+  const run = (cmd: string, args: string[]) =>
+    new Promise<void>((resolve, reject) =>
+      execFile(cmd, args, (e, _out, err) => (e ? reject(new Error(`${cmd}: ${err}`)) : resolve())),
+    );
+  const [src, classes, jar] = ['SumTo.scala', 'classes', 'jobs.jar'].map((f) => path.join(work, f));
+  writeFileSync(src, SCALA_JOB);
+  mkdirSync(classes);
+  const jobApi = path.join(stackDir, 'jvm', 'ilum-job-api-6.0.0.jar');
+  const sparkJars = path.join(sparkHome, 'jars', '*');
+  await run('java', ['-cp', sparkJars, 'scala.tools.nsc.Main', '-usejavacp', '-classpath', jobApi, '-d', classes, src]);
+  await run('jar', ['cf', jar, '-C', classes, '.']);
+  return readFileSync(jar);
+}
 
 /** Keeps the job's Spark on loopback too (its driver's RPC and block manager), and without a UI. */
 const LOOPBACK_DEFAULTS = [
@@ -30,7 +67,13 @@ const LOOPBACK_DEFAULTS = [
 
 beforeAll(async () => {
   if (!ready) return;
-  [y, h] = await Promise.all([startYarn(), startHarness()]);
+  [y, h] = await Promise.all([
+    startYarn(),
+    startHarness().then(async (started) => {
+      scalaJar = await buildScalaJar(started.config.STACK_DIR, started.config.SPARK_HOME);
+      return started;
+    }),
+  ]);
   const c = await call(h, 'POST', '/cluster', {
     name: 'yarn',
     type: 'yarn',
@@ -47,7 +90,9 @@ afterAll(async () => {
   await h?.stop();
   await y?.stop();
   // The drivers' folders the adapter kept on this host (STACK_DIR/yarn/<clusterId>).
-  if (h && clusterId) rmSync(path.join(h.config.STACK_DIR, 'yarn', clusterId), { recursive: true, force: true });
+  for (const id of [clusterId, sqlClusterId])
+    if (h && id) rmSync(path.join(h.config.STACK_DIR, 'yarn', id), { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
 });
 
 const APP = `import sys, time
@@ -174,47 +219,52 @@ describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManage
     expect(paged.find((l) => l.fileName === stderr.fileName)?.log).toEqual([stderr.log[1]]);
   }, 300_000);
 
-  it('runs a group: its runner driver, a YARN application, reaches Temporal and the API, and executes code', async () => {
-    const r = await call(
-      h,
-      'POST',
-      '/group',
-      form({
-        name: 'yarn-notebook',
-        kind: 'CODE',
-        language: 'PYTHON',
-        clusterName: 'yarn',
-        scale: '1',
-        executors: '1',
-        driverMemory: '512m',
-        executorMemory: '512m',
-      }),
-    );
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const groupId = r.body.groupId as string;
-    const [instance] = await eventually(
-      async () => {
-        const jobs = ((await call(h, 'GET', `/group/${groupId}`)).body.jobs ?? []) as {
-          state: string;
-          appId?: string;
-          error?: string;
-        }[];
-        const failed = jobs.find((j) => j.state === 'FAILED');
-        if (failed) throw Object.assign(new Error(`instance failed: ${JSON.stringify(failed)}`), { fatal: true });
-        return jobs.length === 1 && jobs[0].state === 'READY' ? jobs : undefined;
-      },
-      240_000,
-      500,
-    );
-    expect(instance.appId).toMatch(/^application_/);
-    const x = await call(h, 'POST', `/group/${groupId}/job/execute`, {
-      type: 'interactive_code_execute',
-      code: 'spark.range(10).count() * 2',
-    });
-    expect(x.body, JSON.stringify(x.body)).toMatchObject({ result: '20', error: null });
-    expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
-    await eventually(async () => (await rmApp(instance.appId!)).state === 'KILLED', 60_000, 250);
-  }, 300_000);
+  // The groups and the SQL engine run side by side (it.concurrent), for the file's time: together they fill the
+  // node's 6144 MiB exactly (three 1 GiB drivers or application masters, three 1 GiB executors).
+  it.concurrent(
+    'runs a group: its runner driver, a YARN application, reaches Temporal and the API, and executes code',
+    async () => {
+      const r = await call(
+        h,
+        'POST',
+        '/group',
+        form({
+          name: 'yarn-notebook',
+          kind: 'CODE',
+          language: 'PYTHON',
+          clusterName: 'yarn',
+          scale: '1',
+          executors: '1',
+          driverMemory: '512m',
+          executorMemory: '512m',
+        }),
+      );
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const groupId = r.body.groupId as string;
+      const instance = await readyInstance(groupId);
+      expect(instance.appId).toMatch(/^application_/);
+      const x = await call(h, 'POST', `/group/${groupId}/job/execute`, {
+        type: 'interactive_code_execute',
+        code: 'spark.range(10).count() * 2',
+      });
+      expect(x.body, JSON.stringify(x.body)).toMatchObject({ result: '20', error: null });
+      expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
+      await eventually(async () => (await rmApp(instance.appId!)).state === 'KILLED', 60_000, 250);
+    },
+    300_000,
+  );
+
+  it.concurrent(
+    'runs a SCALA group: its runner driver, a YARN application, runs a Scala job class',
+    scalaGroupOnYarn,
+    300_000,
+  );
+
+  it.concurrent(
+    'runs SQL on a Thrift Server whose executors are in YARN (client mode): the first statement starts it, DELETE stops it and its application',
+    sqlOnYarn,
+    300_000,
+  );
 
   it('with the ResourceManager stopped mid-job the job is UNKNOWN with the cause, then FINISHED once it is back', async () => {
     const r = await submit('through-restart', 10, 15);
@@ -257,3 +307,102 @@ describe.skipIf(!ready)('the adapter contract on the real YARN', () => {
     'yarn-contract',
   );
 });
+
+/** The SQL paths as on a local cluster: a first statement starts the engine, DELETE stops it (its application too). */
+async function sqlOnYarn(): Promise<void> {
+  const types = (await call(h, 'GET', '/cluster/types')).body.types as { type: string; sqlEngines: string[] }[];
+  expect(types.find((t) => t.type === 'yarn')?.sqlEngines).toEqual(['SPARK_SQL']);
+  const c = await call(h, 'POST', '/cluster', {
+    name: 'yarn-sql',
+    type: 'yarn',
+    url: y.rmUrl,
+    resourceManagerAddress: y.rmAddress,
+    hadoopConf: y.clientConf,
+    defaultApplicationConfig: LOOPBACK_DEFAULTS,
+    memorySettings: { executors: '1', driverMemory: '512m', executorMemory: '512m' },
+  });
+  expect(c.status, JSON.stringify(c.body)).toBe(200);
+  sqlClusterId = c.body.clusterId as string;
+  // TRINO is no YARN application: the cluster type says so, and the API answers 409.
+  const trino = await call(h, 'POST', `/sql/engine/${sqlClusterId}`, { type: 'TRINO' });
+  expect(trino.status).toBe(409);
+  const r = await call(h, 'POST', '/sql/execute', {
+    statement: 'select sum(id) as total from range(1, 101)',
+    clusterId: sqlClusterId,
+  });
+  expect(r.body.info?.state, JSON.stringify(r.body)).toBe('FINISHED');
+  expect(r.body.rows).toEqual([[5050]]);
+  const engines = async () =>
+    (await call(h, 'GET', `/sql/engine/${sqlClusterId}`)).body as { id: string; type: string; state: string }[];
+  const [engine] = await engines();
+  expect(engine).toMatchObject({ type: 'SPARK_SQL', state: 'RUNNING' });
+  // Its executors are YARN's: the application (Spark's ExecutorLauncher) runs in the cluster's queue.
+  const apps = async (state: string) =>
+    (
+      (await (await fetch(`${y.rmUrl}/ws/v1/cluster/apps?states=${state}&applicationTypes=SPARK`)).json()) as {
+        apps: { app?: { id: string; name: string; queue: string }[] } | null;
+      }
+    ).apps?.app ?? [];
+  const running = (await apps('RUNNING')).filter((a) => a.name.startsWith('sql-engine-spark_sql'));
+  expect(running, JSON.stringify(await apps('RUNNING'))).toHaveLength(1);
+  expect(running[0].queue).toBe('default');
+  expect((await call(h, 'DELETE', `/sql/engine/${engine.id}`)).status).toBe(200);
+  await eventually(async () => ((await engines()).length === 0 ? true : undefined), 60_000, 250);
+  await eventually(
+    async () => ((await apps('RUNNING')).some((a) => a.id === running[0].id) ? undefined : true),
+    60_000,
+    250,
+  );
+}
+
+async function scalaGroupOnYarn(): Promise<void> {
+  const r = await call(
+    h,
+    'POST',
+    '/group',
+    form(
+      {
+        name: 'yarn-scala',
+        kind: 'JOB',
+        language: 'SCALA',
+        clusterName: 'yarn',
+        scale: '1',
+        executors: '1',
+        driverMemory: '512m',
+        executorMemory: '512m',
+      },
+      { jars: [{ name: 'jobs.jar', content: scalaJar }] },
+    ),
+  );
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  const groupId = r.body.groupId as string;
+  const instance = await readyInstance(groupId);
+  expect(instance.appId).toMatch(/^application_/);
+  const x = await call(h, 'POST', `/group/${groupId}/job/execute`, {
+    type: 'interactive_job_execute',
+    jobClass: 'jobs.SumTo',
+    jobConfig: { n: '100' },
+  });
+  expect(x.body, JSON.stringify(x.body)).toMatchObject({ jobClass: 'jobs.SumTo', result: '5050', error: null });
+  expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
+  await eventually(async () => (await rmApp(instance.appId!)).state === 'KILLED', 60_000, 250);
+}
+
+/** The group's one instance once READY (a failed one ends the wait with its error). */
+const readyInstance = async (groupId: string) =>
+  (
+    await eventually(
+      async () => {
+        const jobs = ((await call(h, 'GET', `/group/${groupId}`)).body.jobs ?? []) as {
+          state: string;
+          appId?: string;
+          error?: string;
+        }[];
+        const failed = jobs.find((j) => j.state === 'FAILED');
+        if (failed) throw Object.assign(new Error(`instance failed: ${JSON.stringify(failed)}`), { fatal: true });
+        return jobs.length === 1 && jobs[0].state === 'READY' ? jobs : undefined;
+      },
+      240_000,
+      500,
+    )
+  )[0];

@@ -3,21 +3,37 @@
 // (through lib/cluster-secrets.ts as the API applies it), "remove" clears one, and the API's validation
 // message splits by field. Also the overview's bucket and latency arithmetic (pages/overview-math.ts).
 import { describe, expect, it } from 'vitest';
+import { clusterTypeInfo } from '../../activities/adapters/cluster-types';
 import { ClusterCreate, ClusterUpdate } from '../../api/clusters/schemas';
 import { toCluster, type ClusterDoc } from '../../api/clusters/service';
-import { fieldErrors, newStorage, toBody, toValues } from '../../console/src/pages/clusters-model';
+import {
+  fieldErrors,
+  newStorage,
+  toBody as toBodyOf,
+  toValues,
+  type ClusterTypeInfo,
+  type ClusterValues,
+} from '../../console/src/pages/clusters-model';
 import { HOUR, jobBuckets, latencies } from '../../console/src/pages/overview-math';
 import { sealClusterSecrets, unsealClusterSecrets } from '../../lib/cluster-secrets';
 import type { Job, JobInstanceResult } from '../../domain/resources';
 
 const KEY = 'ab'.repeat(32);
+/** The types as GET /cluster/types answers (what the console's form reads). */
+const TYPES: ClusterTypeInfo[] = clusterTypeInfo();
+const toBody = (v: ClusterValues, editing: boolean) =>
+  toBodyOf(
+    v,
+    editing,
+    TYPES.find((t) => t.type === v.type)!,
+  );
 
 function newK8sValues() {
   const v = toValues();
   v.name = 'prod';
   v.url = 'https://k8s.example.com:6443';
-  v.secrets.token.value = 'the-token';
-  v.secrets.password.value = 'the-password';
+  v.secrets.token = { stored: false, value: 'the-token', remove: false };
+  v.secrets.password = { stored: false, value: 'the-password', remove: false };
   v.storages = [
     {
       ...newStorage('s3'),
@@ -93,16 +109,19 @@ describe('the cluster form model', () => {
 
   it("sends a k8s cluster's namespace and Spark image, and '' (the service default) when cleared in an edit", () => {
     const v = newK8sValues();
-    v.namespace = 'team-b';
-    v.sparkImage = 'registry.example:5000/team/spark:3.5.7';
+    v.settings.namespace = 'team-b';
+    v.settings.sparkImage = 'registry.example:5000/team/spark:3.5.7';
     const body = toBody(v, false);
     expect(body).toMatchObject({ namespace: 'team-b', sparkImage: 'registry.example:5000/team/spark:3.5.7' });
     expect(ClusterCreate.safeParse(body).success).toBe(true);
     const stored = { _id: 'c1', id: 'c1', createdTime: 1, ...sealClusterSecrets(KEY, body) } as unknown as ClusterDoc;
     const values = toValues(toCluster(stored, 2));
-    expect(values).toMatchObject({ namespace: 'team-b', sparkImage: 'registry.example:5000/team/spark:3.5.7' });
-    values.namespace = '';
-    values.sparkImage = '';
+    expect(values.settings).toMatchObject({
+      namespace: 'team-b',
+      sparkImage: 'registry.example:5000/team/spark:3.5.7',
+    });
+    values.settings.namespace = '';
+    values.settings.sparkImage = '';
     const cleared = toBody(values, true);
     expect(cleared).toMatchObject({ namespace: '', sparkImage: '' });
     expect(ClusterUpdate.safeParse(cleared).success).toBe(true);
@@ -116,6 +135,47 @@ describe('the cluster form model', () => {
     expect(toBody(local, false)).not.toHaveProperty('sparkImage');
     expect(ClusterCreate.safeParse({ name: 'l', type: 'local', namespace: 'team-b' }).success).toBe(false);
     expect(ClusterUpdate.safeParse({ namespace: 'Team_B' }).success).toBe(false);
+  });
+
+  it("builds a yarn cluster's body from the settings GET /cluster/types lists: hadoopConf from key=value lines", () => {
+    const v = toValues();
+    v.name = 'hadoop';
+    v.type = 'yarn';
+    v.url = 'http://rm.example.com:8088';
+    v.settings.queue = 'analytics';
+    v.settings.hadoopConf =
+      'fs.defaultFS=hdfs://nn.example.com:8020\n\nyarn.resourcemanager.scheduler.address = rm.example.com:8030';
+    // Another type's settings the form held stay out.
+    v.settings.namespace = 'team-b';
+    const body = toBody(v, false);
+    expect(body).toEqual({
+      name: 'hadoop',
+      type: 'yarn',
+      url: 'http://rm.example.com:8088',
+      sparkStorage: 's3',
+      queue: 'analytics',
+      hadoopConf: {
+        'fs.defaultFS': 'hdfs://nn.example.com:8020',
+        'yarn.resourcemanager.scheduler.address': 'rm.example.com:8030',
+      },
+    });
+    expect(ClusterCreate.safeParse(body).success).toBe(true);
+    const stored = { _id: 'c2', id: 'c2', createdTime: 1, ...body } as unknown as ClusterDoc;
+    const values = toValues(toCluster(stored, 2));
+    expect(values.url).toBe('http://rm.example.com:8088');
+    expect(values.settings.hadoopConf).toBe(
+      'fs.defaultFS=hdfs://nn.example.com:8020\nyarn.resourcemanager.scheduler.address=rm.example.com:8030',
+    );
+    // Cleared in an edit: an empty map and '' (the defaults again), which the API takes.
+    values.settings.hadoopConf = '';
+    values.settings.queue = '';
+    const cleared = toBody(values, true);
+    expect(cleared).toMatchObject({ hadoopConf: {}, queue: '' });
+    expect(ClusterUpdate.safeParse(cleared).success).toBe(true);
+    // A local cluster: no url (the type sets it), its threads a number.
+    const local = { ...toValues(), name: 'l', type: 'local' as const, url: 'ignored' };
+    local.settings.threads = '3';
+    expect(toBody(local, false)).toEqual({ name: 'l', type: 'local', sparkStorage: 's3', threads: 3 });
   });
 
   it('splits the API validation message by field', () => {

@@ -13,7 +13,8 @@ import type { ApiDeps } from '../../api/deps';
 import { livyRoutes } from '../../api/livy/app';
 import { STREAMS } from '../../api/streams/catalog';
 import { SearchAttr } from '../../domain/ids';
-import { Cluster, Group, Job, JobInstanceResult, JobLogEntry, Schedule } from '../../domain/resources';
+import { ClusterView } from '../../activities/adapters/cluster-types';
+import { Group, Job, JobInstanceResult, JobLogEntry, Schedule } from '../../domain/resources';
 import { SQL_STATEMENT_STATES, SqlEngineInfo, SqlHistoryEntry } from '../../domain/sql';
 import { GROUP_STATES, JOB_STATES, SCHEDULE_STATES } from '../../domain/states';
 import { loadConfig, ROOT, SETTINGS } from '../../lib/config';
@@ -159,7 +160,7 @@ describe('resources in docs/api.md', () => {
     ['Job instance result', JobInstanceResult, []],
     // nextRunTimes: added by GET /schedule/{scheduleId} from the Temporal Schedule, not stored.
     ['Schedule', Schedule, ['nextRunTimes']],
-    ['Cluster', Cluster, []],
+    ['Cluster', ClusterView, []],
     ['SQL engine', SqlEngineInfo, []],
     ['Query history entry', SqlHistoryEntry, []],
   ];
@@ -237,8 +238,8 @@ describe('README.md', () => {
       'TRINO_HOME',
       'SQL_DATA_DIR',
       'SPARK_HISTORY_DIR',
-    ];
       'WORKER_HOST',
+    ];
     const config = loadConfig({ SECRET_KEY: 'a'.repeat(64) }) as unknown as Record<string, unknown>;
     const rows = tableRows(section(README, 'Configuration'));
     const wrong = SETTINGS.filter((k) => !derived.includes(k)).flatMap((k) => {

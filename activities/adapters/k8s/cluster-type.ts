@@ -35,7 +35,8 @@ export const temporalAddressSetting = z
   .string()
   .trim()
   .max(512)
-  .regex(/^[A-Za-z0-9.-]+:[0-9]{1,5}$/, 'must be host:port, e.g. temporal-frontend.temporal.svc:7233')
+  // '' (a cleared field): the worker's own address again.
+  .regex(/^$|^[A-Za-z0-9.-]+:[0-9]{1,5}$/, 'must be host:port, e.g. temporal-frontend.temporal.svc:7233')
   .optional();
 
 /** The cluster's URL must be an http(s) URL (`what`: of what). */
@@ -88,10 +89,34 @@ export const k8sSettings = {
   temporalAddress: temporalAddressSetting,
 };
 
+/** Its fields of the Cluster resource (secrets masked). */
+export const k8sView = {
+  caCert: z.string().optional(),
+  clientCert: z.string().optional(),
+  clientKey: z.string().optional(),
+  clientKeyAlgorithm: z.string().optional(),
+  clientKeyPassphrase: z.string().optional(),
+  username: z.string().optional(),
+  password: z.string().optional(),
+  /** Bearer token (masked). */
+  token: z.string().optional(),
+  /** The Temporal frontend as the cluster's drivers reach it. */
+  temporalAddress: z.string().optional(),
+  /** Namespace of its new drivers, when set (else the service's K8S_NAMESPACE). */
+  namespace: z.string().optional(),
+  /** Spark image of its drivers and executors, when set (else the service's K8S_SPARK_IMAGE). */
+  sparkImage: z.string().optional(),
+  /** Kinds of access-granting Spark settings its drivers may use (domain/access-settings.ts). */
+  allowedAccessSettings: z.array(z.enum(ACCESS_SETTINGS)).optional(),
+};
+
 const jvm = (v: string | undefined) => jvmMemoryBytes(v ?? '1g');
 
 export const k8sType: ClusterTypeDef<typeof k8sSettings> = {
+  title: 'driver pods on Kubernetes',
+  url: 'Kubernetes API server URL',
   settings: k8sSettings,
+  view: k8sView,
   check: (c, ctx) => checkHttpUrl(c, ctx, 'k8s', 'Kubernetes API server'),
   defaults: () => ({}),
   sparkMaster: (c) => `k8s://${c.url}`,
@@ -105,7 +130,7 @@ export const k8sType: ClusterTypeDef<typeof k8sSettings> = {
     username: c.username,
     password: maskSecret(c.password),
     token: maskSecret(c.token),
-    temporalAddress: c.temporalAddress,
+    temporalAddress: c.temporalAddress || undefined,
     // '' is a cleared field: the service's default.
     namespace: c.namespace || undefined,
     sparkImage: c.sparkImage || undefined,

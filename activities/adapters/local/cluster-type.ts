@@ -13,6 +13,12 @@ export const localSettings = {
   threads: z.number().int().min(1).max(1024).optional(),
 };
 
+/** Its fields of the Cluster resource. */
+export const localView = {
+  /** N of `local[N]` of its drivers. */
+  threads: z.number().int().optional(),
+};
+
 const threadsOf = (c: { threads?: number }, config: Pick<Config, 'LOCAL_SPARK_THREADS'>) =>
   c.threads ?? config.LOCAL_SPARK_THREADS;
 
@@ -22,7 +28,9 @@ const jvm = (v: string | undefined) => jvmMemoryBytes(v ?? '1g');
 const adapters = new WeakMap<Config, Map<number, ClusterAdapter>>();
 
 export const localType: ClusterTypeDef<typeof localSettings> = {
+  title: "spark-submit on the worker's host",
   settings: localSettings,
+  view: localView,
   check: () => {},
   defaults: (c) => ({ url: c.url || 'local' }),
   sparkMaster: (c, config) => `local[${threadsOf(c, config)}]`,

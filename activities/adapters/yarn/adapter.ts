@@ -1,4 +1,5 @@
-// The `yarn` cluster adapter: each driver is a YARN application in cluster deploy mode, submitted by
+// The `yarn` cluster adapter: each driver is a YARN application in cluster deploy mode (an SQL engine: in client
+// mode, see sql-engine.ts), submitted by
 // spark-submit (`--master yarn`, the Hadoop client in pyspark's jars) with a Hadoop configuration folder made
 // from the cluster's fields. The application carries the tag `so-<driverId>` (lower case: YARN lowers tags), so
 // a retried launch finds it instead of submitting a second one, and every other call finds it again from the
@@ -11,6 +12,8 @@
 //   appid         the application id once known
 //   conf/         the Hadoop configuration spark-submit read (core-site.xml, yarn-site.xml)
 //   removed       marker written by remove() (the folder stays, so an ended job's logs can still be read)
+//   endpoint      SQL engines (sql-engine.ts: the Thrift Server in client mode, its driver this folder's
+//                 process): JSON {host, port} of where it listens; submit.log is then the driver's log
 //
 // State: the ResourceManager's application report (RUNNING, FINISHED + finalStatus, FAILED, KILLED), its
 // diagnostics as the reason; a ResourceManager that does not answer is UNKNOWN with the cause. Logs: the
@@ -29,15 +32,18 @@ import {
   type DriverStatus,
   type LogRange,
 } from '../../../domain/driver';
+import type { EngineEndpoint } from '../../../domain/sql-engine';
 import type { JobLogEntry } from '../../../domain/types';
 import { ROOT } from '../../../lib/config';
 import { redact } from '../../../lib/log';
 import { childEnv } from '../local/child-env';
-import { errCode, readIntFile, writeFileAtomic } from '../local/driver-files';
+import { errCode, readEndpoint, readIntFile, writeFileAtomic } from '../local/driver-files';
 import { readLineRange } from '../local/logs';
-import { spawnDriver, waitUntil } from '../local/process';
+import { groupAlive, killDriver, spawnDriver, waitUntil } from '../local/process';
+import { freePort, OPERATION_LOG_DIR } from '../local/sql-engine';
 import { writeHadoopConfDir } from './hadoop-conf';
 import { YarnUnreachable, yarnRest, type YarnApp, type YarnRest } from './rest';
+import { yarnEngineLaunch } from './sql-engine';
 import { toStatus } from './status';
 import { hadoopProps, yarnSubmitArgs, yarnTag, type YarnAdapterOptions } from './submit-args';
 
@@ -51,6 +57,7 @@ export const YARN_DRIVER_FILES = {
   appId: 'appid',
   conf: 'conf',
   removed: 'removed',
+  endpoint: 'endpoint',
 };
 
 interface YarnContext {
@@ -110,9 +117,11 @@ async function runnerPackage(y: YarnContext): Promise<string> {
 async function launch(y: YarnContext, spec: DriverSpec): Promise<DriverStatus> {
   const dir = driverDir(y, spec.driverId);
   const runnerZip = spec.role === 'runner' ? await runnerPackage(y) : undefined;
+  // Validated before the lock: an invalid spec leaves no folder behind.
+  const engine = spec.role === 'sql-engine' ? yarnEngineLaunch(spec, y.o, dir, await freePort()) : undefined;
   const argv = [
     path.join(y.o.config.SPARK_HOME, 'bin', 'spark-submit'),
-    ...yarnSubmitArgs(spec, y.o, y.runnerPath, runnerZip),
+    ...(engine?.args ?? yarnSubmitArgs(spec, y.o, y.runnerPath, runnerZip)),
   ];
   await fs.mkdir(y.dir, { recursive: true });
   try {
@@ -133,6 +142,10 @@ async function launch(y: YarnContext, spec: DriverSpec): Promise<DriverStatus> {
     await writeFileAtomic(path.join(dir, YARN_DRIVER_FILES.appId), existing.id);
     return toStatus(existing);
   }
+  if (engine) {
+    await fs.mkdir(path.join(dir, OPERATION_LOG_DIR));
+    await writeFileAtomic(path.join(dir, YARN_DRIVER_FILES.endpoint), `${JSON.stringify(engine.endpoint)}\n`);
+  }
   const confDir = path.join(dir, YARN_DRIVER_FILES.conf);
   await writeHadoopConfDir(confDir, hadoopProps(y.o.cluster));
   // Only an allow-list of the worker's environment: no service setting or secret reaches the submitter.
@@ -141,6 +154,7 @@ async function launch(y: YarnContext, spec: DriverSpec): Promise<DriverStatus> {
     YARN_CONF_DIR: confDir,
     SPARK_HOME: y.o.config.SPARK_HOME,
     PYSPARK_PYTHON: y.o.config.PYTHON,
+    ...engine?.env,
   };
   await writeFileAtomic(
     path.join(dir, YARN_DRIVER_FILES.command),
@@ -193,15 +207,13 @@ async function findApp(y: YarnContext, driverId: string): Promise<YarnApp | unde
 async function status(y: YarnContext, driverId: string): Promise<DriverStatus> {
   const dir = driverDir(y, driverId);
   if (!existsSync(dir)) return { phase: DriverPhase.MISSING };
+  const endpoint = await readEndpoint(dir);
+  if (endpoint) return engineStatus(y, driverId, endpoint);
   let app: YarnApp | undefined;
   try {
     app = await findApp(y, driverId);
   } catch (e) {
-    if (e instanceof YarnUnreachable)
-      return {
-        phase: DriverPhase.UNKNOWN,
-        message: `the ResourceManager of cluster '${y.o.cluster.name}' cannot be asked: ${e.message}`,
-      };
+    if (e instanceof YarnUnreachable) return unreachable(y, e);
     throw e;
   }
   if (app) return toStatus(app);
@@ -220,6 +232,48 @@ async function status(y: YarnContext, driverId: string): Promise<DriverStatus> {
       message: 'spark-submit ended but the ResourceManager has no application of this driver',
     };
   return { phase: DriverPhase.PENDING };
+}
+
+const unreachable = (y: YarnContext, e: Error): DriverStatus => ({
+  phase: DriverPhase.UNKNOWN,
+  message: `the ResourceManager of cluster '${y.o.cluster.name}' cannot be asked: ${e.message}`,
+});
+
+/**
+ * An SQL engine: its driver is this folder's process (client mode), its executors the YARN application's. The
+ * process decides whether it runs; the application whether it has executors (RUNNING, with the endpoint).
+ */
+async function engineStatus(y: YarnContext, driverId: string, endpoint: EngineEndpoint): Promise<DriverStatus> {
+  const dir = driverDir(y, driverId);
+  const file = (f: keyof typeof YARN_DRIVER_FILES) => path.join(dir, YARN_DRIVER_FILES[f]);
+  if (existsSync(file('removed'))) return { phase: DriverPhase.FAILED, message: 'removed' };
+  const pid = await readIntFile(file('pid'));
+  let exit = await readIntFile(file('exit'));
+  if (!exit && pid && !(await groupAlive(pid.value, dir))) {
+    exit = await readIntFile(file('exit'));
+    if (!exit)
+      return { phase: DriverPhase.FAILED, message: 'the engine ended without recording an exit code (killed?)' };
+  }
+  if (exit) {
+    if (exit.value === 0) return { phase: DriverPhase.SUCCEEDED, exitCode: 0 };
+    const why = await submitFailure(dir);
+    return {
+      phase: DriverPhase.FAILED,
+      exitCode: exit.value,
+      message: `the engine exited with code ${exit.value}: ${why}`,
+    };
+  }
+  let app: YarnApp | undefined;
+  try {
+    app = await findApp(y, driverId);
+  } catch (e) {
+    if (e instanceof YarnUnreachable) return unreachable(y, e);
+    throw e;
+  }
+  if (!app) return { phase: DriverPhase.PENDING, endpoint };
+  const s = toStatus(app);
+  // An ended application (killed, failed): the engine has no executors any more; its process is removed next.
+  return s.phase === DriverPhase.RUNNING || s.phase === DriverPhase.PENDING ? { ...s, endpoint } : s;
 }
 
 /** The last lines of spark-submit's output that say what went wrong. */
@@ -253,9 +307,17 @@ async function logs(y: YarnContext, driverId: string, range: LogRange): Promise<
     log,
   });
   const submitLog = path.join(dir, YARN_DRIVER_FILES.log);
+  // An engine's driver is spark-submit's own JVM (client mode); its application master only asks for executors.
+  const clientMode = existsSync(path.join(dir, YARN_DRIVER_FILES.endpoint));
   const out: JobLogEntry[] = [
     {
-      ...entry(driverId, 'submit', submitLog, await readLineRange(submitLog, from, range.size), st.phase),
+      ...entry(
+        driverId,
+        clientMode ? 'driver' : 'submit',
+        submitLog,
+        await readLineRange(submitLog, from, range.size),
+        st.phase,
+      ),
       type: 'process',
     },
   ];
@@ -266,7 +328,7 @@ async function logs(y: YarnContext, driverId: string, range: LogRange): Promise<
   const containers = new Set(await y.rest.containers(nm, app.id).catch(() => [] as string[]));
   if (am) containers.add(am);
   for (const c of [...containers].sort()) {
-    const role = c === am ? 'driver' : 'executor';
+    const role = c !== am ? 'executor' : clientMode ? 'application-master' : 'driver';
     for (const file of ['stdout', 'stderr']) {
       const text = await y.rest.containerLog(nm, c, file).catch(() => undefined);
       if (text === undefined) continue;
@@ -279,6 +341,7 @@ async function logs(y: YarnContext, driverId: string, range: LogRange): Promise<
 async function remove(y: YarnContext, driverId: string): Promise<void> {
   const dir = driverDir(y, driverId);
   if (!existsSync(dir)) return;
+  if (existsSync(path.join(dir, YARN_DRIVER_FILES.endpoint))) return removeEngine(y, driverId);
   // A submission still under way: its application shows up within seconds.
   if (!existsSync(path.join(dir, YARN_DRIVER_FILES.exit)))
     await waitUntil(() => existsSync(path.join(dir, YARN_DRIVER_FILES.exit)), 30_000);
@@ -287,4 +350,20 @@ async function remove(y: YarnContext, driverId: string): Promise<void> {
   // The folder stays (with the application id): an ended job's logs are read through it afterwards.
   if (!existsSync(path.join(dir, YARN_DRIVER_FILES.removed)))
     await writeFileAtomic(path.join(dir, YARN_DRIVER_FILES.removed), `${new Date().toISOString()}\n`);
+}
+
+/** An engine: its process on this host (the driver), then its application should it outlive it. */
+async function removeEngine(y: YarnContext, driverId: string): Promise<void> {
+  const dir = driverDir(y, driverId);
+  // The marker first: a status call during the kill reads 'removed'.
+  if (!existsSync(path.join(dir, YARN_DRIVER_FILES.removed)))
+    await writeFileAtomic(path.join(dir, YARN_DRIVER_FILES.removed), `${new Date().toISOString()}\n`);
+  let pid = await readIntFile(path.join(dir, YARN_DRIVER_FILES.pid));
+  if (!pid && !existsSync(path.join(dir, YARN_DRIVER_FILES.exit))) {
+    await waitUntil(() => existsSync(path.join(dir, YARN_DRIVER_FILES.pid)), 2_000);
+    pid = await readIntFile(path.join(dir, YARN_DRIVER_FILES.pid));
+  }
+  if (pid) await killDriver(pid.value, dir);
+  const app = await findApp(y, driverId).catch(() => undefined);
+  if (app && !['FINISHED', 'FAILED', 'KILLED'].includes(app.state)) await y.rest.kill(app.id);
 }

@@ -29,12 +29,27 @@ export const yarnSettings = {
   temporalAddress: temporalAddressSetting,
 };
 
+/** Its fields of the Cluster resource. */
+export const yarnView = {
+  /** host:port of the ResourceManager's client address, when set (else the url's host, port 8032). */
+  resourceManagerAddress: z.string().optional(),
+  /** Hadoop properties of the cluster's client (core-site, yarn-site). */
+  hadoopConf: z.record(z.string(), z.string()).optional(),
+  /** The queue of its drivers. */
+  queue: z.string().optional(),
+  /** The Temporal frontend as the nodes reach it (group runners). */
+  temporalAddress: z.string().optional(),
+};
+
 const jvm = (v: string | undefined) => jvmMemoryBytes(v ?? '1g');
 /** YARN sizes a container as the JVM's memory plus its overhead: 10%, at least 384 MiB (Spark's default). */
 const container = (v: string | undefined) => jvm(v) + Math.max(384 * 2 ** 20, Math.round(jvm(v) * 0.1));
 
 export const yarnType: ClusterTypeDef<typeof yarnSettings> = {
+  title: 'YARN applications on Hadoop YARN',
+  url: 'ResourceManager web address',
   settings: yarnSettings,
+  view: yarnView,
   check: (c, ctx) => {
     checkHttpUrl(c, ctx, 'yarn', 'ResourceManager web address');
     let host: string | undefined;
@@ -60,7 +75,7 @@ export const yarnType: ClusterTypeDef<typeof yarnSettings> = {
     resourceManagerAddress: c.resourceManagerAddress || undefined,
     hadoopConf: c.hadoopConf,
     queue: c.queue || 'default',
-    temporalAddress: c.temporalAddress,
+    temporalAddress: c.temporalAddress || undefined,
   }),
   refusedConf: (c, conf, field) => {
     const refused = refusedYarnConf(conf);
@@ -86,7 +101,7 @@ export const yarnType: ClusterTypeDef<typeof yarnSettings> = {
       .catch(() => undefined);
     return max && { what: `queue '${queue}'`, cpu: max.vCores, memory: max.memoryMb * 2 ** 20 };
   },
-  capabilities: { namespaces: false, sqlEngines: [], connect: false, driversOnWorkerHost: false },
+  capabilities: { namespaces: false, sqlEngines: ['SPARK_SQL'], connect: false, driversOnWorkerHost: false },
   adapter: ({ cluster, config }) =>
     timedAdapter(
       createYarnAdapter({

@@ -24,7 +24,7 @@ export interface YarnClusterSettings {
 }
 
 export type YarnAdapterConfig = Pick<Config, 'SPARK_HOME' | 'PYTHON' | 'STACK_DIR'> &
-  Partial<Pick<Config, 'SECRET_KEY'>>;
+  Partial<Pick<Config, 'SECRET_KEY' | 'SQL_DATA_DIR'>>;
 
 export interface YarnAdapterOptions {
   cluster: YarnClusterSettings;
@@ -69,6 +69,9 @@ export function yarnSparkConf(spec: DriverSpec, o: YarnAdapterOptions): Record<s
 
 const LOOPBACK = /^(localhost|127\.[\d.]+|\[?::1\]?)$/i;
 
+/** Whether the ResourceManager's web address is on loopback: a YARN on this one host. */
+export const isLoopbackHost = (url: string): boolean => LOOPBACK.test(new URL(url).hostname);
+
 /**
  * A runner's own variables: the Temporal frontend as the nodes reach it (the cluster's temporalAddress, else
  * the worker's), its direct channel's secret (derived for this driver, never the service's key) and where that
@@ -81,7 +84,7 @@ export function runnerEnv(spec: DriverSpec, o: YarnAdapterOptions): Record<strin
   if (o.cluster.temporalAddress) env.TEMPORAL_ADDRESS = o.cluster.temporalAddress;
   if (o.config.SECRET_KEY) {
     env.RUNNER_DIRECT_SECRET = directSecret(o.config.SECRET_KEY, spec.driverId);
-    env.RUNNER_DIRECT_HOST = LOOPBACK.test(new URL(o.cluster.url).hostname) ? '127.0.0.1' : '0.0.0.0';
+    env.RUNNER_DIRECT_HOST = isLoopbackHost(o.cluster.url) ? '127.0.0.1' : '0.0.0.0';
   }
   return env;
 }
@@ -93,7 +96,7 @@ export function yarnSubmitArgs(
   runnerPath: string,
   runnerZip?: string,
 ): string[] {
-  if (spec.role === 'sql-engine') throw new InvalidSpecError('SQL engines do not run on YARN clusters yet');
+  if (spec.role === 'sql-engine') throw new InvalidSpecError('SQL engines are launched in client mode (sql-engine.ts)');
   const r = localMainResource(spec, runnerPath, o.config.STACK_DIR);
   const s = spec.spark;
   const args = ['--master', 'yarn', '--deploy-mode', 'cluster', '--name', s.name || spec.driverId];

@@ -1,5 +1,5 @@
-// The form that creates or edits a cluster: every field of the Cluster resource, grouped (general, Kubernetes
-// API server, storages, resources, Spark defaults). Secrets are write-only: the form never holds a stored one,
+// The form that creates or edits a cluster: every field of the Cluster resource, grouped (general, the chosen
+// type's own settings as GET /cluster/types lists them, storages, resources, Spark defaults). Secrets are write-only: the form never holds a stored one,
 // says whether one is stored, and changes it only when the user types a new one or ticks "remove". The
 // service validates; its message is shown above the buttons and, split by field, under each control.
 import type { ComponentChildren } from 'preact';
@@ -14,7 +14,7 @@ import {
   newStorage,
   QUOTA_FIELDS,
   toBody,
-  type ClusterSecret,
+  type ClusterTypeInfo,
   type ClusterValues,
   type SecretValue,
   type StorageValues,
@@ -41,6 +41,37 @@ const LABELS: Record<string, string> = {
   maxLimitRequestRatio: 'max limit/request ratio',
   cpuLimitRange: 'CPU',
   memoryLimitRange: 'Memory',
+};
+
+/**
+ * How known type settings read in a form. Presentation only: a setting not named here (a new type's) gets its
+ * field name as label and an input of its kind.
+ */
+export const SETTING_LOOKS: Record<string, { label: string; placeholder?: string; multiline?: boolean }> = {
+  threads: { label: 'Threads (local[N])' },
+  temporalAddress: { label: 'Temporal address seen from the drivers', placeholder: 'temporal-frontend.example:7233' },
+  namespace: { label: 'Drivers namespace', placeholder: 'the service default (K8S_NAMESPACE)' },
+  sparkImage: { label: 'Spark image', placeholder: 'the service default (K8S_SPARK_IMAGE)' },
+  username: { label: 'Username' },
+  clientKeyAlgorithm: { label: 'Client key algorithm' },
+  token: { label: 'Bearer token' },
+  password: { label: 'Password' },
+  clientKeyPassphrase: { label: 'Client key passphrase' },
+  caCert: { label: 'CA certificate (PEM)', multiline: true },
+  clientCert: { label: 'Client certificate (PEM)', multiline: true },
+  clientKey: { label: 'Client key (PEM)', multiline: true },
+  allowedAccessSettings: { label: 'Allowed access settings', placeholder: 'secrets, volumes' },
+  resourceManagerAddress: { label: 'ResourceManager address (IPC)', placeholder: 'the URL’s host, port 8032' },
+  hadoopConf: { label: 'Hadoop configuration', placeholder: 'fs.defaultFS=hdfs://namenode:8020' },
+  queue: { label: 'YARN queue', placeholder: 'default' },
+};
+
+const HINTS: Record<ClusterTypeInfo['kinds'][string], string | undefined> = {
+  text: undefined,
+  number: undefined,
+  secret: undefined,
+  list: 'comma-separated',
+  map: 'key=value, one per line',
 };
 
 /** A write-only secret: empty means "keep what is stored"; the hint says whether one is. */
@@ -98,12 +129,15 @@ function Section({ title, children }: { title: string; children: ComponentChildr
 
 export function ClusterForm({
   initial,
+  types,
   editing,
   submitLabel,
   onSubmit,
   onCancel,
 }: {
   initial: ClusterValues;
+  /** GET /cluster/types: which types there are and the settings of each. */
+  types: ClusterTypeInfo[];
   editing: boolean;
   submitLabel: string;
   /** Sends the body; rejects with the service's error. */
@@ -116,8 +150,14 @@ export function ClusterForm({
   const errors = fieldErrors(error);
   const err = (path: string) => errors.get(path);
   const set = (patch: Partial<ClusterValues>) => setV((prev) => ({ ...prev, ...patch }));
-  const setSecret = (k: ClusterSecret) => (s: SecretValue) =>
-    setV((p) => ({ ...p, secrets: { ...p.secrets, [k]: s } }));
+  const setSecret = (k: string) => (s: SecretValue) => setV((p) => ({ ...p, secrets: { ...p.secrets, [k]: s } }));
+  // A map's messages name its keys (hadoopConf.fs.defaultFS): all of them under its field.
+  const errUnder = (field: string) =>
+    [...errors]
+      .filter(([k]) => k === field || k.startsWith(`${field}.`))
+      .map(([k, m]) => (k === field ? m : `${k.slice(field.length + 1)}: ${m}`))
+      .join('; ') || undefined;
+  const setSetting = (k: string) => (x: string) => setV((p) => ({ ...p, settings: { ...p.settings, [k]: x } }));
   const setStorage = (row: number, patch: Partial<StorageValues>) =>
     setV((p) => ({ ...p, storages: p.storages.map((s) => (s.row === row ? { ...s, ...patch } : s)) }));
   const input = (label: string, value: string, onInput: (s: string) => void, path: string, extra = {}) => (
@@ -125,20 +165,17 @@ export function ClusterForm({
       <input value={value} onInput={(e) => onInput(e.currentTarget.value)} {...extra} />
     </Field>
   );
-  const k8s = v.type === 'k8s';
+  const type = types.find((t) => t.type === v.type) ?? types[0];
+  const typeSettings = type.settings.map((field) => ({
+    field,
+    kind: type.kinds[field] ?? 'text',
+    looks: SETTING_LOOKS[field] ?? { label: field },
+  }));
   // Messages naming no field of the form (or a field the form does not show) stay in the box above the buttons.
-  const shown = new Set([
-    'name',
-    'description',
-    'type',
-    'threads',
-    'url',
-    'temporalAddress',
-    'namespace',
-    'sparkImage',
-    'sparkStorage',
-  ]);
-  const general = [...errors].filter(([k]) => !shown.has(k)).map(([k, m]) => (k ? `${k}: ${m}` : m));
+  const shown = new Set(['name', 'description', 'type', 'url', 'sparkStorage', ...type.settings]);
+  const general = [...errors]
+    .filter(([k]) => !shown.has(k) && !type.settings.some((f) => k.startsWith(`${f}.`)))
+    .map(([k, m]) => (k ? `${k}: ${m}` : m));
 
   return (
     <form
@@ -149,7 +186,7 @@ export function ClusterForm({
         setBusy(true);
         setError(undefined);
         try {
-          await onSubmit(toBody(v, editing));
+          await onSubmit(toBody(v, editing, type));
         } catch (e2) {
           setError(e2 instanceof ApiError ? e2.message : errorText(e2));
         } finally {
@@ -161,99 +198,72 @@ export function ClusterForm({
         <div class="form-grid">
           {input('Cluster name', v.name, (name) => set({ name }), 'name', { required: true, maxLength: 128 })}
           <Field label="Type" error={err('type')}>
-            <select value={v.type} onChange={(e) => set({ type: e.currentTarget.value as 'local' | 'k8s' })}>
-              <option value="k8s">k8s: driver pods on Kubernetes</option>
-              <option value="local">local: spark-submit on the worker's host</option>
+            <select value={v.type} onChange={(e) => set({ type: e.currentTarget.value as ClusterValues['type'] })}>
+              {types.map((t) => (
+                <option key={t.type} value={t.type}>
+                  {t.type}: {t.title}
+                </option>
+              ))}
             </select>
           </Field>
-          {!k8s &&
-            input('Threads (local[N])', v.threads, (threads) => set({ threads }), 'threads', {
-              type: 'number',
-              min: 1,
-              max: 1024,
-            })}
+          {type.url !== null && input(type.url, v.url, (url) => set({ url }), 'url', { required: true, type: 'url' })}
         </div>
         <Field label="Description" error={err('description')}>
           <textarea rows={2} value={v.description} onInput={(e) => set({ description: e.currentTarget.value })} />
         </Field>
       </Section>
 
-      {k8s && (
-        <Section title="Kubernetes API server">
+      {typeSettings.length > 0 && (
+        <Section title={`Settings of ${type.type} clusters`}>
           <div class="form-grid">
-            {input('API server URL', v.url, (url) => set({ url }), 'url', {
-              required: true,
-              type: 'url',
-              placeholder: 'https://k8s.example.com:6443',
-            })}
-            {input(
-              'Temporal address seen from pods',
-              v.temporalAddress,
-              (t) => set({ temporalAddress: t }),
-              'temporalAddress',
-              {
-                placeholder: 'temporal-frontend.temporal.svc:7233',
-              },
-            )}
-            {input('Drivers namespace', v.namespace, (namespace) => set({ namespace }), 'namespace', {
-              placeholder: 'the service default (K8S_NAMESPACE)',
-              maxLength: 63,
-            })}
-            {input('Spark image', v.sparkImage, (sparkImage) => set({ sparkImage }), 'sparkImage', {
-              placeholder: 'the service default (K8S_SPARK_IMAGE)',
-            })}
-            {input('Username', v.username, (username) => set({ username }), 'username', { autoComplete: 'off' })}
-            {input(
-              'Client key algorithm',
-              v.clientKeyAlgorithm,
-              (a) => set({ clientKeyAlgorithm: a }),
-              'clientKeyAlgorithm',
-            )}
-          </div>
-          <div class="form-grid">
-            <SecretInput
-              label="Bearer token"
-              value={v.secrets.token}
-              onChange={setSecret('token')}
-              error={err('token')}
-            />
-            <SecretInput
-              label="Password"
-              value={v.secrets.password}
-              onChange={setSecret('password')}
-              error={err('password')}
-            />
-            <SecretInput
-              label="Client key passphrase"
-              value={v.secrets.clientKeyPassphrase}
-              onChange={setSecret('clientKeyPassphrase')}
-              error={err('clientKeyPassphrase')}
-            />
+            {typeSettings
+              .filter((t) => !t.looks.multiline && t.kind !== 'map')
+              .map(({ field, kind, looks }) =>
+                kind === 'secret' ? (
+                  <SecretInput
+                    key={field}
+                    label={looks.label}
+                    value={v.secrets[field] ?? { stored: false, value: '', remove: false }}
+                    onChange={setSecret(field)}
+                    error={err(field)}
+                  />
+                ) : (
+                  <Field key={field} label={looks.label} hint={HINTS[kind]} error={err(field)}>
+                    <input
+                      value={v.settings[field] ?? ''}
+                      onInput={(e) => setSetting(field)(e.currentTarget.value)}
+                      placeholder={looks.placeholder}
+                      {...(kind === 'number' ? { type: 'number', min: 1 } : { autoComplete: 'off' })}
+                    />
+                  </Field>
+                ),
+              )}
           </div>
           <div class="form-grid form-grid-wide">
-            <Field label="CA certificate (PEM)" error={err('caCert')}>
-              <textarea
-                class="code"
-                rows={3}
-                value={v.caCert}
-                onInput={(e) => set({ caCert: e.currentTarget.value })}
-              />
-            </Field>
-            <Field label="Client certificate (PEM)" error={err('clientCert')}>
-              <textarea
-                class="code"
-                rows={3}
-                value={v.clientCert}
-                onInput={(e) => set({ clientCert: e.currentTarget.value })}
-              />
-            </Field>
-            <SecretInput
-              label="Client key (PEM)"
-              value={v.secrets.clientKey}
-              onChange={setSecret('clientKey')}
-              error={err('clientKey')}
-              multiline
-            />
+            {typeSettings
+              .filter((t) => t.looks.multiline || t.kind === 'map')
+              .map(({ field, kind, looks }) =>
+                kind === 'secret' ? (
+                  <SecretInput
+                    key={field}
+                    label={looks.label}
+                    value={v.secrets[field] ?? { stored: false, value: '', remove: false }}
+                    onChange={setSecret(field)}
+                    error={errUnder(field)}
+                    multiline
+                  />
+                ) : (
+                  <Field key={field} label={looks.label} hint={HINTS[kind]} error={errUnder(field)}>
+                    <textarea
+                      class="code"
+                      rows={3}
+                      value={v.settings[field] ?? ''}
+                      placeholder={looks.placeholder}
+                      onInput={(e) => setSetting(field)(e.currentTarget.value)}
+                    />
+                  </Field>
+                ),
+              )}
           </div>
         </Section>
       )}

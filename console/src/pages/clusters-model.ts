@@ -1,5 +1,6 @@
 // The cluster form's data, apart from its looks: the Cluster resource → form values (every value a string, as
-// inputs hold them), and form values → the JSON body of POST /cluster or PUT /cluster/{id}. Secrets are never
+// inputs hold them), and form values → the JSON body of POST /cluster or PUT /cluster/{id}. A type's own settings
+// come from GET /cluster/types (their names and kinds), so a new cluster type needs no change here. Secrets are never
 // in the form's initial values: the API returns them masked, and a secret is sent only when the user typed a
 // new one (or asked to remove it); an untouched storage secret goes back as the mask, which keeps it.
 import { MEMORY_FIELDS as ALL_MEMORY_FIELDS, type Cluster } from '../types';
@@ -41,24 +42,50 @@ export interface StorageValues {
   secretKey: SecretValue;
 }
 
-export const CLUSTER_SECRETS = ['token', 'password', 'clientKey', 'clientKeyPassphrase'] as const;
-export type ClusterSecret = (typeof CLUSTER_SECRETS)[number];
+/** A cluster type as GET /cluster/types describes it (activities/adapters/cluster-types.ts). */
+export interface ClusterTypeInfo {
+  type: Cluster['type'];
+  title: string;
+  sparkDeployMode: string;
+  /** What its `url` is; null: the type sets it itself. */
+  url: string | null;
+  settings: string[];
+  kinds: Record<string, 'text' | 'number' | 'map' | 'list' | 'secret'>;
+  namespaces: boolean;
+  sqlEngines: readonly string[];
+}
+
+/** The fields every cluster has, whatever its type: never one of a type's settings in the form. */
+const COMMON_FIELDS = new Set([
+  'id',
+  'name',
+  'description',
+  'type',
+  'url',
+  'sparkMaster',
+  'sparkDeployMode',
+  'sparkStorage',
+  'metastoreName',
+  'storages',
+  'memorySettings',
+  'defaultApplicationConfig',
+  'resourceQuota',
+  'limitRange',
+  'createdTime',
+]);
 
 export interface ClusterValues {
   name: string;
   description: string;
   type: Cluster['type'];
-  threads: string;
   url: string;
-  caCert: string;
-  clientCert: string;
-  clientKeyAlgorithm: string;
-  username: string;
-  temporalAddress: string;
-  /** k8s: namespace and Spark image of its drivers; '' is the service's default. */
-  namespace: string;
-  sparkImage: string;
-  secrets: Record<ClusterSecret, SecretValue>;
+  /**
+   * Every type's own settings as inputs hold them, by field (only the chosen type's are sent): text; a number's
+   * digits; a list comma-separated; a map as `key=value` lines. '' is unset (in an edit: the service's default).
+   */
+  settings: Record<string, string>;
+  /** The write-only settings (kind `secret`), by field. */
+  secrets: Record<string, SecretValue>;
   sparkStorage: string;
   metastoreName: string;
   storages: StorageValues[];
@@ -70,6 +97,15 @@ export interface ClusterValues {
 }
 
 const secret = (masked: unknown): SecretValue => ({ stored: masked === MASK, value: '', remove: false });
+/** A setting's value as its input holds it. */
+const settingText = (v: unknown): string =>
+  Array.isArray(v)
+    ? v.join(', ')
+    : v && typeof v === 'object'
+      ? Object.entries(v)
+          .map(([k, x]) => `${k}=${String(x)}`)
+          .join('\n')
+      : str(v);
 const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
 const record = <K extends string>(keys: readonly K[], from: Record<string, unknown> | undefined): Record<K, string> =>
   Object.fromEntries(keys.map((k) => [k, str(from?.[k])])) as Record<K, string>;
@@ -93,16 +129,18 @@ export function toValues(c?: Cluster): ClusterValues {
     name: c?.name ?? '',
     description: c?.description ?? '',
     type: c?.type ?? 'k8s',
-    threads: c?.type === 'local' ? str(c.threads) : '',
-    url: c?.type === 'k8s' ? c.url : '',
-    caCert: c?.caCert ?? '',
-    clientCert: c?.clientCert ?? '',
-    clientKeyAlgorithm: c?.clientKeyAlgorithm ?? '',
-    username: c?.username ?? '',
-    temporalAddress: c?.temporalAddress ?? '',
-    namespace: c?.namespace ?? '',
-    sparkImage: c?.sparkImage ?? '',
-    secrets: Object.fromEntries(CLUSTER_SECRETS.map((k) => [k, secret(c?.[k])])) as ClusterValues['secrets'],
+    // A type that sets its url itself (local) shows none.
+    url: c && c.url !== c.type ? c.url : '',
+    settings: Object.fromEntries(
+      Object.entries(c ?? {})
+        .filter(([k, x]) => !COMMON_FIELDS.has(k) && x !== MASK)
+        .map(([k, x]) => [k, settingText(x)]),
+    ),
+    secrets: Object.fromEntries(
+      Object.entries(c ?? {})
+        .filter(([, x]) => x === MASK)
+        .map(([k, x]) => [k, secret(x)]),
+    ),
     sparkStorage: c?.sparkStorage ?? 's3',
     metastoreName: c?.metastoreName ?? '',
     storages: Object.entries(c?.storages ?? {}).map(([key, s]) => ({
@@ -143,11 +181,50 @@ function secretOut(s: SecretValue, keepWithMask: boolean): string | undefined {
   return s.stored && keepWithMask ? MASK : undefined;
 }
 
+/** `key=value` lines (blank lines skipped; a line without `=` is a key with an empty value, which the API refuses). */
+export function parseMap(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const at = line.indexOf('=');
+    if (at < 0) out[line.trim()] = '';
+    else out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  return out;
+}
+
+/** The type's own settings of the body, each by its kind. */
+function settingsBody(v: ClusterValues, type: ClusterTypeInfo, editing: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const field of type.settings) {
+    const kind = type.kinds[field] ?? 'text';
+    if (kind === 'secret') {
+      // Left out, a cluster secret stays as stored.
+      const out = secretOut(v.secrets[field] ?? secret(undefined), false);
+      if (out !== undefined) body[field] = out;
+      continue;
+    }
+    const value = (v.settings[field] ?? '').trim();
+    // Cleared while editing: '' (an empty list or map) puts the service's default back; a number stays.
+    if (!value && (!editing || kind === 'number')) continue;
+    if (kind === 'number') body[field] = Number(value);
+    else if (kind === 'list')
+      body[field] = value
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    else if (kind === 'map') body[field] = parseMap(value);
+    else body[field] = value;
+  }
+  return body;
+}
+
 /**
  * The request body. `editing`: PUT, where a field given replaces the stored one, so cleared text fields go as
- * '' and objects (storages, quota, limit range) are sent whole; a new cluster leaves empty fields out.
+ * '' and objects (storages, quota, limit range) are sent whole; a new cluster leaves empty fields out. `type`:
+ * the chosen type as GET /cluster/types describes it.
  */
-export function toBody(v: ClusterValues, editing: boolean): Record<string, unknown> {
+export function toBody(v: ClusterValues, editing: boolean, type: ClusterTypeInfo): Record<string, unknown> {
   const body: Record<string, unknown> = { name: v.name.trim(), type: v.type };
   const text = (field: string, value: string) => {
     if (value.trim() || editing) body[field] = value.trim();
@@ -156,24 +233,8 @@ export function toBody(v: ClusterValues, editing: boolean): Record<string, unkno
   if (v.sparkStorage.trim()) body.sparkStorage = v.sparkStorage.trim();
   text('metastoreName', v.metastoreName);
   text('defaultApplicationConfig', v.defaultApplicationConfig);
-  if (v.type === 'local') {
-    if (v.threads.trim()) body.threads = Number(v.threads.trim());
-  } else {
-    if (v.url.trim()) body.url = v.url.trim();
-    if (v.temporalAddress.trim()) body.temporalAddress = v.temporalAddress.trim();
-    // Cleared while editing: '' puts the service's default back.
-    text('namespace', v.namespace);
-    text('sparkImage', v.sparkImage);
-    text('caCert', v.caCert);
-    text('clientCert', v.clientCert);
-    text('clientKeyAlgorithm', v.clientKeyAlgorithm);
-    text('username', v.username);
-  }
-  for (const k of CLUSTER_SECRETS) {
-    // Left out, a cluster secret stays as stored.
-    const out = secretOut(v.secrets[k], false);
-    if (out !== undefined) body[k] = out;
-  }
+  if (type.url !== null && v.url.trim()) body.url = v.url.trim();
+  Object.assign(body, settingsBody(v, type, editing));
   const storages = Object.fromEntries(
     v.storages
       .filter((s) => s.key.trim())

@@ -1,5 +1,6 @@
 // Clusters: the list (`#/clusters`, searchable and sortable, with a form for a new one) and one cluster
-// (`#/clusters/:clusterId`, every field, edit and delete). Creating, editing and deleting need the admin role
+// (`#/clusters/:clusterId`, every field, edit and delete). Which types there are, and each one's settings, come
+// from GET /cluster/types. Creating, editing and deleting need the admin role
 // (the same rule as api/auth/roles.ts): the buttons are not shown to others. Secrets come masked from the API
 // and the page only says whether one is stored.
 import { Fragment, type ComponentChildren } from 'preact';
@@ -24,11 +25,15 @@ import {
   useAsync,
   type Column,
 } from '../ui';
-import { ClusterForm } from './clusters-form';
-import { MASK, toValues } from './clusters-model';
+import { ClusterForm, SETTING_LOOKS } from './clusters-form';
+import { MASK, toValues, type ClusterTypeInfo } from './clusters-model';
 import './clusters.css';
 
 const PAGE_SIZE = 20;
+
+/** GET /cluster/types: the types and the settings of each. */
+const useClusterTypes = () =>
+  useAsync((signal) => get<{ types: ClusterTypeInfo[] }>('/cluster/types', undefined, signal), []);
 
 const COLUMNS: Column<Cluster>[] = [
   { label: 'Name', sort: 'name', render: (c) => <a href={href(`/clusters/${encodeURIComponent(c.id)}`)}>{c.name}</a> },
@@ -44,6 +49,7 @@ export function ClustersPage({ query }: PageProps) {
   const sort = query.get('sort') ?? 'name,asc';
   const search = query.get('search') ?? '';
   const [creating, setCreating] = useState(false);
+  const types = useClusterTypes();
   const list = useAsync(
     (signal) => get<Page<Cluster>>('/cluster', { page, size: PAGE_SIZE, sort, search }, signal),
     [page, sort, search],
@@ -60,11 +66,13 @@ export function ClustersPage({ query }: PageProps) {
           </Button>
         )}
       </PageHeader>
-      {creating && (
+      {creating && <ErrorBox error={types.error} />}
+      {creating && types.data && (
         <section class="panel" aria-label="new cluster">
           <h2 class="panel-title">New cluster</h2>
           <ClusterForm
             initial={toValues()}
+            types={types.data.types}
             editing={false}
             submitLabel="Create cluster"
             onCancel={() => setCreating(false)}
@@ -140,25 +148,43 @@ function KV({ rows }: { rows: [string, ComponentChildren][] }) {
   );
 }
 
-function Details({ c }: { c: Cluster }) {
-  const k8s = c.type === 'k8s';
+/** One of a type's settings as the details show it, by its kind. */
+function settingView(kind: ClusterTypeInfo['kinds'][string], value: unknown, label: string): ComponentChildren {
+  if (kind === 'secret') return secretText(value as string | undefined);
+  if (kind === 'list') return text(Array.isArray(value) ? value.join(', ') : undefined);
+  if (kind === 'map')
+    return value && Object.keys(value).length ? (
+      <Pre
+        value={Object.entries(value as Record<string, unknown>)
+          .map(([k, x]) => `${k}=${String(x)}`)
+          .join('\n')}
+        label={label}
+      />
+    ) : (
+      text(undefined)
+    );
+  return SETTING_LOOKS[label]?.multiline && value ? (
+    <Pre value={String(value)} label={label} />
+  ) : (
+    text(value as string | number | undefined)
+  );
+}
+
+function Details({ c, type }: { c: Cluster; type?: ClusterTypeInfo }) {
+  const own = (type?.settings ?? []).map(
+    (field) =>
+      [
+        SETTING_LOOKS[field]?.label ?? field,
+        settingView(type!.kinds[field] ?? 'text', (c as Record<string, unknown>)[field], field),
+      ] as [string, ComponentChildren],
+  );
   const rows: [string, ComponentChildren][] = [
     ['Id', <code>{c.id}</code>],
-    ['Type', c.type],
+    ['Type', type ? `${c.type}: ${type.title}` : c.type],
     ['Spark master', <code>{c.sparkMaster}</code>],
     ['Deploy mode', c.sparkDeployMode],
-    ...(k8s
-      ? ([
-          ['API server URL', <code>{c.url}</code>],
-          ['Bearer token', secretText(c.token)],
-          ['Username', text(c.username)],
-          ['Password', secretText(c.password)],
-          ['Client key', secretText(c.clientKey)],
-          ['Client key algorithm', text(c.clientKeyAlgorithm)],
-          ['Client key passphrase', secretText(c.clientKeyPassphrase)],
-          ['Temporal address seen from pods', text(c.temporalAddress)],
-        ] as [string, ComponentChildren][])
-      : ([['Threads', text(c.threads)]] as [string, ComponentChildren][])),
+    ...(type?.url ? ([[type.url, <code>{c.url}</code>]] as [string, ComponentChildren][]) : []),
+    ...own,
     ['Spark storage', text(c.sparkStorage)],
     ['Metastore name', text(c.metastoreName)],
     ['Created', <Time ms={c.createdTime} />],
@@ -192,15 +218,6 @@ function Details({ c }: { c: Cluster }) {
           <p class="muted">None.</p>
         )}
       </section>
-      {k8s && (c.caCert || c.clientCert) && (
-        <section class="panel" aria-labelledby="cluster-certs">
-          <h2 id="cluster-certs" class="panel-title">
-            Certificates
-          </h2>
-          {c.caCert && <Pre value={c.caCert} label="CA certificate" />}
-          {c.clientCert && <Pre value={c.clientCert} label="client certificate" />}
-        </section>
-      )}
       <section class="panel" aria-labelledby="cluster-storages">
         <h2 id="cluster-storages" class="panel-title">
           Storages
@@ -254,7 +271,9 @@ export function ClusterPage({ params }: PageProps) {
   const [editing, setEditing] = useState(false);
   const [deleteError, setDeleteError] = useState<string>();
   const cluster = useAsync((signal) => get<Cluster>(`/cluster/${encodeURIComponent(id)}`, undefined, signal), [id]);
+  const types = useClusterTypes();
   const c = cluster.data;
+  const type = types.data?.types.find((t) => t.type === c?.type);
 
   return (
     <>
@@ -296,11 +315,13 @@ export function ClusterPage({ params }: PageProps) {
       <ErrorBox error={cluster.error} />
       {!c && !cluster.error && <Loading what="Loading the cluster" />}
       {c && c.description && !editing && <p class="description">{c.description}</p>}
-      {c && editing && (
+      <ErrorBox error={types.error} />
+      {c && editing && types.data && (
         <section class="panel" aria-label="edit cluster">
           <h2 class="panel-title">Edit {c.name}</h2>
           <ClusterForm
             initial={toValues(c)}
+            types={types.data.types}
             editing
             submitLabel="Save changes"
             onCancel={() => setEditing(false)}
@@ -313,7 +334,7 @@ export function ClusterPage({ params }: PageProps) {
           />
         </section>
       )}
-      {c && !editing && <Details c={c} />}
+      {c && !editing && <Details c={c} type={type} />}
       {!c && cluster.error && (
         <Empty>
           Back to the <a href="#/clusters">list of clusters</a>.
