@@ -24,7 +24,8 @@ import { YARN_DRIVER_FILES } from './adapters/yarn/adapter';
 export type RetentionConfig = Pick<
   Config,
   'RETENTION_DAYS' | 'AUDIT_RETENTION_DAYS' | 'DRIVER_DIR' | 'ARTIFACT_DIR' | 'STACK_DIR'
->;
+> &
+  Partial<Pick<Config, 'SPARK_HISTORY_DIR'>>;
 
 export interface RetentionSummary {
   /** Epoch ms: what ended before it was removed. */
@@ -35,6 +36,8 @@ export interface RetentionSummary {
   artifactFolders: number;
   /** Logs of k8s drivers saved when their pods were removed. */
   savedLogFolders: number;
+  /** Event logs of k8s drivers copied into SPARK_HISTORY_DIR when their pods were removed. */
+  historyLogs: number;
   /** Query-history records (GET /sql/history). */
   sqlHistory: number;
   /** Livy API records of removed batches (jobs) and statements (executions). */
@@ -66,6 +69,7 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
     driverFolders: 0,
     artifactFolders: 0,
     savedLogFolders: 0,
+    historyLogs: 0,
     sqlHistory: 0,
     livyRecords: 0,
     auditCutoff: now - config.AUDIT_RETENTION_DAYS * DAY_MS,
@@ -127,6 +131,16 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
   for (const name of await fs.readdir(savedLogs).catch(() => [] as string[])) {
     const st = await fs.stat(path.join(savedLogs, name)).catch(() => undefined);
     if (st?.isDirectory() && st.mtimeMs < cutoff && (await removeFolder(savedLogs, name))) summary.savedLogFolders++;
+  }
+  // Copied once, when the driver's pods were removed (k8s/event-logs.ts): the file's time is when it ended.
+  // Links (local drivers' logs in their folders) go with those folders, as the History Server's prune sees.
+  if (config.SPARK_HISTORY_DIR) {
+    for (const name of await fs.readdir(config.SPARK_HISTORY_DIR).catch(() => [] as string[])) {
+      const file = path.join(config.SPARK_HISTORY_DIR, name);
+      const st = await fs.lstat(file).catch(() => undefined);
+      if (st?.isFile() && st.mtimeMs < cutoff && (await fs.rm(file, { force: true }).then(() => true)))
+        summary.historyLogs++;
+    }
   }
   summary.auditRecords = (
     await store.col(Collections.audit).deleteMany({ time: { $lt: summary.auditCutoff } })

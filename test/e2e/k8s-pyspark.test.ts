@@ -6,11 +6,14 @@
 // Spark's backend then creates its executor pods through the API server as the drivers' service account;
 // the kubelet runs them as Spark's image would (KubernetesExecutorBackend) and they do the work. The job's
 // logs, driver and executors, are read through the API server while they run and from the saved copy after.
-import { existsSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../lib/config';
+import { historyServerCommand } from '../../scripts/history-server';
+import { freePort } from '../../testkit/servers';
 import { helmAvailable, installChartRbac, type ChartRelease } from '../../testkit/kube/chart-rbac';
 import { k8sAvailable, kubeRequest, type ControlPlaneInfo } from '../../testkit/kube/control-plane';
 import { startKubelet, type Kubelet, type PodContext, type PodPlan } from '../../testkit/kube/kubelet';
@@ -35,6 +38,7 @@ let kubelet: Kubelet;
 let storage: MotoServer;
 let h: Harness;
 let NS: string;
+let historyServer: ChildProcess | undefined;
 
 /**
  * Each driver pod's own IP: a loopback address of its own stands for the pod network, so its Spark UI listens
@@ -86,9 +90,24 @@ beforeAll(async () => {
       env: { PYSPARK_PYTHON: local.PYTHON, JAVA_HOME },
     },
   });
+  // The stack's History Server, which serves the event logs k8s drivers wrote to the storage, once removal
+  // has copied them into its folder. Its log goes to a file.
+  const historyDir = path.join(inject('testDir'), 'k8s-pyspark-history');
+  mkdirSync(historyDir, { recursive: true });
+  mkdirSync(path.join(inject('testDir'), 'k8s-pyspark-hs'), { recursive: true });
+  const historyEnv = { SPARK_HISTORY_URL: `http://127.0.0.1:${await freePort()}`, SPARK_HISTORY_DIR: historyDir };
+  const hs = historyServerCommand({
+    config: loadConfig({ ...process.env, ...historyEnv }),
+    runDir: path.join(inject('testDir'), 'k8s-pyspark-hs'),
+    updateInterval: '1s',
+  });
+  const out = createWriteStream(path.join(historyDir, '..', 'k8s-pyspark-history.log'));
+  historyServer = spawn(hs.cmd, hs.args, { env: hs.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  historyServer.stdout?.pipe(out);
+  historyServer.stderr?.pipe(out);
   // The driver image (it holds hadoop-aws): no --packages download.
   h = await startHarness({
-    env: { K8S_NAMESPACE: NS, K8S_SPARK_IMAGE: 'registry.example.com/spark-orchestrator-driver:test' },
+    env: { K8S_NAMESPACE: NS, K8S_SPARK_IMAGE: 'registry.example.com/spark-orchestrator-driver:test', ...historyEnv },
   });
   const c = await call(h, 'POST', '/cluster', {
     name: 'kube',
@@ -115,6 +134,7 @@ beforeAll(async () => {
   expect(c.status, JSON.stringify(c.body)).toBe(200);
 }, K8S_SETUP_TIMEOUT_MS);
 afterAll(async () => {
+  historyServer?.kill('SIGTERM');
   await h?.stop();
   await kubelet?.stop();
   await storage?.stop();
@@ -199,6 +219,15 @@ describe.skipIf(!ready)('a PySpark job on a real Kubernetes API server, with exe
     // The tasks ran in the executor pods, not in the driver.
     expect(result?.[2].split(',').sort()).toEqual(executors.map((e) => e.metadata!.name!).sort());
     console.log(`k8s PySpark job with 2 executors: ${Date.now() - t0} ms submit → FINISHED and logs`);
+    // Its run in the History Server: the event log the driver wrote to the storage (s3a), copied when its pods
+    // were removed. Its stages are those of the job.
+    expect(done.historyUrl).toBe(`/api/v1/job/${id}/history/`);
+    const stages = await eventually(async () => {
+      const x = await call(h, 'GET', `/job/${id}/history/api/v1/applications/${done.appId}/stages`);
+      return x.status === 200 ? (x.body as { status: string; numTasks: number }[]) : undefined;
+    }, 60_000);
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    expect(stages.every((st) => st.status === 'COMPLETE')).toBe(true);
     // Nothing of the job is left on the cluster.
     await eventually(async () => {
       const x = await kubeRequest(

@@ -47,6 +47,8 @@ const uploads: { bucket: string; key: string; file: string }[] = [];
 const objectStore: ObjectStore = {
   put: async (bucket, key, file) => void uploads.push({ bucket, key, file }),
   deletePrefix: async () => undefined,
+  ensureFolder: async () => undefined,
+  get: async () => false,
 };
 
 const clusterFor = (url: string, extra: Partial<K8sCluster> = {}): K8sCluster => ({

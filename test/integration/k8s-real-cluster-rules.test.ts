@@ -27,7 +27,12 @@ import { sparkSpec } from '../../testkit/spark-spec';
 const NS = 'spark-jobs';
 const realReady = k8sAvailable() && helmAvailable();
 /** Records the uploads (the real ones: k8s-s3a.test.ts). */
-const objectStore: ObjectStore = { put: async () => undefined, deletePrefix: async () => undefined };
+const objectStore: ObjectStore = {
+  put: async () => undefined,
+  deletePrefix: async () => undefined,
+  ensureFolder: async () => undefined,
+  get: async () => false,
+};
 
 function spec(over: Partial<DriverSpec> = {}, spark: Partial<DriverSpec['spark']> = {}): DriverSpec {
   return {

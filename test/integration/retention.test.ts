@@ -4,7 +4,16 @@
 // executions; audit records: AUDIT_RETENTION_DAYS) and nothing else; the worker's Temporal Schedule
 // for it is created once.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  lutimesSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +138,24 @@ describe('retention sweep', () => {
       utimesSync(dir, at / 1000, at / 1000);
     }
 
+    // Event logs k8s drivers left in the History Server's folder: old copies go, recent ones and links stay.
+    const historyDir = h.config.SPARK_HISTORY_DIR;
+    mkdirSync(historyDir, { recursive: true });
+    const historyLogs = {
+      old: path.join(historyDir, id('spark-old')),
+      recent: path.join(historyDir, id('spark-recent')),
+      link: path.join(historyDir, id('eventlog_v2_local-old')),
+    };
+    for (const [file, at] of [
+      [historyLogs.old, now - 8 * DAY],
+      [historyLogs.recent, now - DAY],
+    ] as const) {
+      writeFileSync(file, '{"Event":"SparkListenerLogStart"}\n');
+      utimesSync(file, at / 1000, at / 1000);
+    }
+    symlinkSync(savedOld, historyLogs.link);
+    lutimesSync(historyLogs.link, (now - 8 * DAY) / 1000, (now - 8 * DAY) / 1000);
+
     // YARN drivers' folders: gone once their removal marker is older than the cutoff; one without is kept.
     const yarnCluster = path.join(h.config.STACK_DIR, 'yarn', id('yarn-cluster'));
     const yarnFolders = {
@@ -175,12 +202,16 @@ describe('retention sweep', () => {
         driverFolders: 3,
         artifactFolders: 1,
         savedLogFolders: 1,
+        historyLogs: 1,
         sqlHistory: 2,
         livyRecords: 2,
         auditRecords: 1,
       });
       expect(existsSync(savedOld)).toBe(false);
       expect(existsSync(savedRecent)).toBe(true);
+      expect(existsSync(historyLogs.old)).toBe(false);
+      expect(existsSync(historyLogs.recent)).toBe(true);
+      expect(lstatSync(historyLogs.link).isSymbolicLink()).toBe(true);
       expect(summary.cutoff).toBeGreaterThan(now - 7 * DAY - 60_000);
 
       const left = async (col: 'jobs' | 'results' | 'audit' | 'sqlHistory' | 'livy', ids: string[]) =>
@@ -220,6 +251,7 @@ describe('retention sweep', () => {
         driverFolders: 0,
         artifactFolders: 0,
         savedLogFolders: 0,
+        historyLogs: 0,
         sqlHistory: 0,
         livyRecords: 0,
         auditRecords: 0,

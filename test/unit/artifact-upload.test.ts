@@ -11,6 +11,8 @@ function handStore() {
     put: (_bucket, key) =>
       new Promise<void>((resolve, reject) => calls.push({ key, end: (e) => (e ? reject(e) : resolve()) })),
     deletePrefix: async () => {},
+    ensureFolder: async () => {},
+    get: async () => false,
   };
   return { store, calls };
 }

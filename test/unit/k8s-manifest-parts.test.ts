@@ -30,6 +30,7 @@ import {
   storageConf,
 } from '../../activities/adapters/k8s/spark-conf';
 import { podStatus } from '../../activities/adapters/k8s/status';
+import { EVENT_LOG_PREFIX, eventLogBucket } from '../../activities/adapters/k8s/event-logs';
 import {
   classOption,
   confOptions,
@@ -565,5 +566,42 @@ describe("a cluster's namespace and Spark image", () => {
     ['team_b', false],
   ])('namespace %s: %s', (ns, ok) => {
     expect(K8S_NAMESPACE_NAME.test(ns)).toBe(ok);
+  });
+});
+
+describe('event log (event-logs.ts)', () => {
+  const confOf = (m: ReturnType<typeof buildDriverManifests>) => {
+    const args = m.pod.spec!.containers[0].args!;
+    return args.flatMap((a, i) => (args[i - 1] === '--conf' ? [a] : []));
+  };
+  const ours = 'registry.example.com/driver:1';
+
+  it("goes to the cluster's spark bucket when the image reads s3a, and launch makes its folder", () => {
+    const m = buildDriverManifests(spec(), { cluster: withKeys, config: { ...config, K8S_SPARK_IMAGE: ours } });
+    expect(m.eventLogBucket).toBe('spark');
+    expect(confOf(m)).toEqual(
+      expect.arrayContaining(['spark.eventLog.enabled=true', `spark.eventLog.dir=s3a://spark/${EVENT_LOG_PREFIX}`]),
+    );
+  });
+
+  it('on a stock image, only when the driver gets hadoop-aws anyway for its artifacts', () => {
+    // Its jar is in the artifact store, so it is read over s3a: hadoop-aws comes with --packages.
+    expect(buildDriverManifests(spec(), { cluster: withKeys, config }).eventLogBucket).toBe('spark');
+    const fromUrl = spec({}, { artifacts: { jars: ['https://repo/x.jar'], files: [], pyFiles: [] } });
+    const m = buildDriverManifests(fromUrl, { cluster: withKeys, config });
+    expect(m.eventLogBucket).toBeUndefined();
+    expect(confOf(m).filter((c) => c.startsWith('spark.eventLog.'))).toEqual([]);
+  });
+
+  it("keeps a job's or cluster's own event log settings, and needs a bucket", () => {
+    const own = spec({}, { jobConfig: { 'spark.eventLog.enabled': 'false' } });
+    const m = buildDriverManifests(own, { cluster: withKeys, config: { ...config, K8S_SPARK_IMAGE: ours } });
+    expect(m.eventLogBucket).toBeUndefined();
+    expect(confOf(m)).toContain('spark.eventLog.enabled=false');
+    expect(confOf(m).some((c) => c.startsWith('spark.eventLog.dir='))).toBe(false);
+    const fromUrl = spec({}, { artifacts: { jars: ['https://repo/x.jar'], files: [], pyFiles: [] } });
+    expect(eventLogBucket(ctx(fromUrl, noStorage, { config: { ...config, K8S_SPARK_IMAGE: ours } }), {})).toBe(
+      undefined,
+    );
   });
 });

@@ -6,12 +6,14 @@
 // launch uploads the driver's artifacts to the cluster's storage (artifact-store.ts); before deleting the
 // pods, remove saves their logs (driver-logs.ts), so they stay readable. Phases: status.ts.
 import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
 import type { V1ConfigMap, V1Pod, V1Service } from '@kubernetes/client-node';
 import { DriverPhase, type ClusterAdapter, type DriverSpec, type DriverStatus } from '../../../domain/driver';
 import { logger } from '../../../lib/log';
 import { s3ObjectStore, uploadArtifacts } from './artifact-store';
 import { connect, type K8sContext } from './client';
 import { driverLogs, saveDriverLogs } from './driver-logs';
+import { EVENT_LOG_PREFIX, objectStoreOf, saveEventLog } from './event-logs';
 import { codeOf, isNotFound } from './errors';
 import { buildDriverManifests, type DriverManifests } from './manifests';
 import { executorSelector, k8sNames, type K8sNames } from './names';
@@ -91,6 +93,7 @@ async function launch(cluster: K8sContext, spec: DriverSpec): Promise<DriverStat
     return driverStatus(k, existing, n);
   }
   await uploadFor(cluster, m);
+  if (m.eventLogBucket) await eventLogFolder(cluster, m.eventLogBucket);
   let pod: V1Pod;
   try {
     pod = await api.createNamespacedPod({ namespace, body: m.pod });
@@ -147,6 +150,23 @@ async function uploadFor(k: K8sContext, m: DriverManifests): Promise<void> {
   log.debug('artifacts uploaded', { bucket, count: uploads.length });
 }
 
+/**
+ * Spark refuses an event log folder that does not exist, and to s3a an empty prefix does not: an empty
+ * marker object makes it one. Put before every launch: s3a deletes the marker when a driver writes its log
+ * under it, so once removal has taken the last log away the folder is gone again. Failing it fails the
+ * launch as an upload would.
+ */
+async function eventLogFolder(k: K8sContext, bucket: string): Promise<void> {
+  try {
+    await objectStoreOf(k).ensureFolder(bucket, EVENT_LOG_PREFIX);
+  } catch (e) {
+    throw ApplicationFailure.retryable(
+      k.scrub(`making s3a://${bucket}/${EVENT_LOG_PREFIX} for the driver's event log failed: ${(e as Error).message}`),
+      'ArtifactUpload',
+    );
+  }
+}
+
 /** The pod's status, with an SQL engine's endpoint once it runs. */
 const driverStatus = (k: K8sContext, pod: V1Pod, n: K8sNames): DriverStatus =>
   withEndpoint(podStatus(pod, { imagePullGraceMs: k.opts.imagePullGraceMs }), pod, n, k.namespace);
@@ -165,7 +185,7 @@ async function remove(k: K8sContext, driverId: string): Promise<void> {
   const { namespace } = k;
   const n = k8sNames(driverId);
   const api = k.client();
-  await saveDriverLogs(k, driverId);
+  await Promise.all([saveDriverLogs(k, driverId), saveEventLog(k, driverId)]);
   const results = await Promise.allSettled([
     ignoreMissing(k, `delete pod ${n.pod}`, () =>
       api.deleteNamespacedPod({

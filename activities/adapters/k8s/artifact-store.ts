@@ -5,9 +5,13 @@
 // key, so a retried launch, a group's next instance or a schedule's next run uploads no large jar twice; a
 // smaller file is simply put again (one request, where asking first would be two). removeArtifacts deletes
 // an owner's objects.
-import { open } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
   DeleteObjectCommand,
+  GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -77,6 +81,25 @@ export function s3ObjectStore(storage: K8sStorage): ObjectStore {
           if (o.Key) await client.send(new DeleteObjectCommand({ Bucket, Key: o.Key }));
         ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (ContinuationToken);
+    },
+    async ensureFolder(Bucket, Key) {
+      await client.send(new PutObjectCommand({ Bucket, Key, Body: '', ContentLength: 0 }));
+    },
+    async get(Bucket, Key, file) {
+      let body: Readable;
+      try {
+        body = (await client.send(new GetObjectCommand({ Bucket, Key }))).Body as Readable;
+      } catch (e) {
+        if (e instanceof S3ServiceException && e.$metadata.httpStatusCode === 404) return false;
+        throw e;
+      }
+      try {
+        await pipeline(body, createWriteStream(file));
+      } catch (e) {
+        await rm(file, { force: true });
+        throw e;
+      }
+      return true;
     },
   };
 }

@@ -6,6 +6,7 @@ import type { V1ConfigMap, V1Pod, V1Secret, V1Service } from '@kubernetes/client
 import type { DriverSpec } from '../../../domain/driver';
 import { manifestContext, type ManifestContext } from './context';
 import { driverEnv } from './driver-env';
+import { eventLogBucket, withEventLog } from './event-logs';
 import { networkPolicyManifest, type NetworkPolicyManifest } from './network-policy';
 import { invalidSpec } from './errors';
 import type { K8sNames } from './names';
@@ -32,6 +33,8 @@ export interface DriverManifests {
   configMap?: V1ConfigMap;
   /** Ingress only from the service's pods and the driver's executors. */
   networkPolicy: NetworkPolicyManifest;
+  /** The bucket its event log goes to (event-logs.ts), which launch makes a folder to s3a. */
+  eventLogBucket?: string;
 }
 
 /**
@@ -42,12 +45,15 @@ export function buildDriverManifests(spec: DriverSpec, opts: ManifestOptions): D
   const c = manifestContext(spec, opts);
   checkAccessSettings(c);
   if (spec.role === 'sql-engine') return engineManifests(c);
-  const conf = sparkConf(c);
+  const base = sparkConf(c);
+  const eventLog = eventLogBucket(c, base);
+  const conf = withEventLog(base, eventLog);
   const args = submitArgs(c, conf);
   const env = driverEnv(c);
   return {
     names: c.names,
     artifacts: artifactsOf(c),
+    eventLogBucket: eventLog,
     networkPolicy: networkPolicyManifest(c),
     pod: podManifest(c, conf, args, env),
     service: serviceManifest(c),
@@ -74,11 +80,14 @@ function engineManifests(c: ManifestContext): DriverManifests {
       engineService,
       configMap: trinoConfigMap(c),
     };
-  const conf = sparkConf(c);
+  const base = sparkConf(c);
+  const eventLog = eventLogBucket(c, base);
+  const conf = withEventLog(base, eventLog);
   const pod = podManifest(c, conf, submitArgs(c, conf, THRIFT_ARG_PARTS), driverEnv(c), [engineContainerPort(type)]);
   return {
     names: c.names,
     artifacts: artifactsOf(c),
+    eventLogBucket: eventLog,
     networkPolicy: networkPolicyManifest(c),
     pod,
     service: serviceManifest(c),

@@ -75,7 +75,7 @@ export interface K8sAdapterOptions {
   cluster: K8sCluster;
   /** K8S_TRINO_IMAGE may be left out: DEFAULT_TRINO_IMAGE. */
   config: Pick<Config, 'K8S_SPARK_IMAGE' | 'K8S_NAMESPACE' | 'ARTIFACT_DIR'> &
-    Partial<Pick<Config, 'K8S_TRINO_IMAGE' | 'STACK_DIR' | 'SECRET_KEY'>>;
+    Partial<Pick<Config, 'K8S_TRINO_IMAGE' | 'STACK_DIR' | 'SECRET_KEY' | 'SPARK_HISTORY_DIR'>>;
   /** runner.py inside the Spark image (the image must contain it). Default DEFAULT_RUNNER_PATH. */
   runnerPath?: string;
   /** A request the API server has not answered within this time fails (status: UNKNOWN). Default 15000. */
@@ -84,7 +84,7 @@ export interface K8sAdapterOptions {
   imagePullGraceMs?: number;
   /** Where remove saves the pods' logs. Default: STACK_DIR/k8s-logs; neither: logs are not saved. */
   logDir?: string;
-  /** Artifact uploads go here instead of an S3 client built from the storage (tests). */
+  /** Artifact uploads (and event log copies) go here instead of an S3 client built from the storage (tests). */
   objectStore?: ObjectStore;
   /** Where drivers were launched (kept across adapters of the cluster). Default: memoryPlacements(). */
   placements?: DriverPlacements;
@@ -96,6 +96,10 @@ export interface ObjectStore {
   put(bucket: string, key: string, file: string): Promise<void>;
   /** Deletes every object under the prefix. */
   deletePrefix(bucket: string, prefix: string): Promise<void>;
+  /** Makes the prefix (ending in /) a folder to Hadoop's s3a: an empty object under that key. */
+  ensureFolder(bucket: string, prefix: string): Promise<void>;
+  /** Writes the object to the file; false when there is none under the key. */
+  get(bucket: string, key: string, file: string): Promise<boolean>;
 }
 
 /**

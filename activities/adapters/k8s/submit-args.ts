@@ -16,7 +16,7 @@ const listOption = (flag: string, values: string[]): string[] =>
   values.length ? [flag, noExpansion(values.join(','))] : [];
 
 /** Stock Apache Spark images, which lack the s3a filesystem (the driver image of deploy/docker has it). */
-const STOCK_SPARK_IMAGE = /^(docker\.io\/)?(library\/)?(apache\/spark|spark):/;
+export const STOCK_SPARK_IMAGE = /^(docker\.io\/)?(library\/)?(apache\/spark|spark):/;
 
 /**
  * The job's packages, plus hadoop-aws when artifacts come over s3a, the driver runs a stock apache/spark
