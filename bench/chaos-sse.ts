@@ -12,13 +12,24 @@ export interface JobFollower {
   /** Resolves once the API has subscribed the first connection (its `: connected` comment came). */
   connected: Promise<void>;
   close(): void;
+  /** Cuts the current connection only: the follower reconnects (to the URL `url` gives then) with Last-Event-ID. */
+  cut(): void;
 }
 
-export function followJob(url: string, filter: string): JobFollower {
+/** `url`: the API, or a function asked at each (re)connection (a client behind several APIs). */
+export function followJob(url: string | (() => string), filter: string): JobFollower {
   let isConnected!: () => void;
   const connected = new Promise<void>((r) => (isConnected = r));
-  const f: JobFollower = { states: [], http5xx: 0, reconnects: 0, connected, close: () => ac.abort() };
   const ac = new AbortController();
+  let current: AbortController | undefined;
+  const f: JobFollower = {
+    states: [],
+    http5xx: 0,
+    reconnects: 0,
+    connected,
+    close: () => ac.abort(),
+    cut: () => current?.abort(),
+  };
   let lastId: string | undefined;
   const onEvent = (data: string) => {
     try {
@@ -31,9 +42,11 @@ export function followJob(url: string, filter: string): JobFollower {
   void (async () => {
     while (!ac.signal.aborted) {
       try {
-        const res = await fetch(`${url}/job/updates?${filter}`, {
+        current = new AbortController();
+        const base = typeof url === 'string' ? url : url();
+        const res = await fetch(`${base}/job/updates?${filter}`, {
           headers: lastId ? { 'last-event-id': lastId } : {},
-          signal: ac.signal,
+          signal: AbortSignal.any([ac.signal, current.signal]),
         });
         if (res.status >= 500) f.http5xx++;
         if (res.ok && res.body)

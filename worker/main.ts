@@ -13,7 +13,8 @@ const log = logger('worker');
 
 // `npm run build` puts the workflow bundle beside the compiled entry (dist/workflow-bundle.js). Run from the
 // sources (tsx) there is none, and the worker bundles the workflows at start, so it never runs stale ones.
-const PREBUILT_BUNDLE = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
+// WORKFLOW_BUNDLE names another prebuilt bundle (test beds start several workers from one bundle).
+const PREBUILT_BUNDLE = process.env.WORKFLOW_BUNDLE || fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
 
 async function main() {
   const config = loadConfig();
@@ -33,13 +34,14 @@ async function main() {
   const store = await connectStore(config);
   await prepareStore(store);
   const bundle = existsSync(PREBUILT_BUNDLE) ? { codePath: PREBUILT_BUNDLE } : undefined;
-  const { worker, run } = await createWorker(config, store, { bundle });
+  const { worker, hostWorker, run } = await createWorker(config, store, { bundle });
   // The hourly retention sweep (RETENTION_DAYS): a Temporal Schedule, created once by whichever worker comes first.
   const temporal = await connectTemporal(config);
   await ensureRetentionSchedule(temporal, config.TASK_QUEUE).finally(() => temporal.connection.close());
   // run() resolves after shutdown(); the SDK installs SIGTERM/SIGINT handlers that call it.
   log.info('polling', {
     taskQueue: worker.options.taskQueue,
+    hostTaskQueue: hostWorker.options.taskQueue,
     temporal: config.TEMPORAL_ADDRESS,
     workflows: bundle ? 'prebuilt' : 'bundled at start',
   });
