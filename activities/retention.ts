@@ -2,7 +2,8 @@
 // a bounded footprint. Removed: finished job records (FINISHED, FAILED, CANCELED) and their uploaded
 // artifacts, finished executions (job instance results), and local driver folders whose process has
 // ended (each folder holds the driver's log and its Spark event log), and the logs k8s drivers left when their
-// pods were deleted (STACK_DIR/k8s-logs/<driverId>, saved by the k8s adapter), YARN drivers' folders once removed, query-history records of
+// pods were deleted (STACK_DIR/k8s-logs/<driverId>, saved by the k8s adapter), what other types' ended drivers
+// left on the host (their definition's `sweep`: YARN drivers' folders once removed), query-history records of
 // statements that ended (or, never ended by a crashed API, began) before the cutoff, and the Livy API's records
 // of the batches and statements whose job or execution went. Never touched: anything still running, groups,
 // schedules and their artifacts, saved SQL statements and notebooks (documents users keep), Livy sessions
@@ -14,12 +15,12 @@ import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temp
 import type { Document } from 'mongodb';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { TERMINAL_JOB_STATES } from '../domain/states';
+import { CLUSTER_TYPES, TERMINAL_JOB_STATES } from '../domain/states';
 import type { Config } from '../lib/config';
 import { Collections, type Store } from '../lib/mongo';
 import { DRIVER_FILES, readIntFile } from './adapters/local/driver-files';
 import { groupAlive } from './adapters/local/process';
-import { YARN_DRIVER_FILES } from './adapters/yarn/adapter';
+import { CLUSTER_TYPE_DEFS } from './adapters/cluster-types';
 
 export type RetentionConfig = Pick<
   Config,
@@ -115,17 +116,9 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
     const dir = path.join(config.DRIVER_DIR, name);
     if ((await driverEndedAt(dir)) < cutoff && (await removeFolder(config.DRIVER_DIR, name))) summary.driverFolders++;
   }
-  // YARN drivers' folders on the launching host (what was submitted; their logs come from the NodeManager):
-  // by the time of the removal marker, which the job's end writes. A folder without one is a driver still on.
-  const yarnDir = path.join(config.STACK_DIR, 'yarn');
-  for (const cluster of await fs.readdir(yarnDir).catch(() => [] as string[])) {
-    if (!SAFE_NAME.test(cluster)) continue;
-    const parent = path.join(yarnDir, cluster);
-    for (const name of await fs.readdir(parent).catch(() => [] as string[])) {
-      const removed = await fs.stat(path.join(parent, name, YARN_DRIVER_FILES.removed)).catch(() => undefined);
-      if (removed && removed.mtimeMs < cutoff && (await removeFolder(parent, name))) summary.driverFolders++;
-    }
-  }
+  // What other cluster types' ended drivers left on this host (a yarn driver's folder): each type's own sweep.
+  for (const type of CLUSTER_TYPES)
+    summary.driverFolders += (await CLUSTER_TYPE_DEFS[type].sweep?.(config, cutoff)) ?? 0;
   // Saved once, when the driver's pods were deleted: the folder's time is when the driver ended.
   const savedLogs = path.join(config.STACK_DIR, 'k8s-logs');
   for (const name of await fs.readdir(savedLogs).catch(() => [] as string[])) {

@@ -40,6 +40,11 @@ export interface ClusterCapabilities {
   connect: boolean;
   /** Its drivers run on the worker's host: only a worker may launch them (LAUNCH_AT_SUBMIT=k8s skips them). */
   driversOnWorkerHost: boolean;
+  /**
+   * How the API reaches a running driver's Spark UI (api/spark-ui/targets.ts): `driver-folder`, the loopback port
+   * sealed in its folder on this host; `pod`, the driver pod's IP; null: not proxied.
+   */
+  sparkUi: 'driver-folder' | 'pod' | null;
 }
 
 /** What a request asks of a cluster, for its resourceQuota. */
@@ -95,6 +100,11 @@ export interface ClusterTypeDef<S extends z.ZodRawShape = z.ZodRawShape> {
   /** Whether the quota's limitsPod applies (pods on k8s, containers on YARN). */
   countsPods: boolean;
   capabilities: ClusterCapabilities;
+  /**
+   * Removes what its ended drivers left on this host before `cutoff` (epoch ms), for the retention sweep
+   * (activities/retention.ts); how many folders went. Absent: nothing of its drivers stays on the host.
+   */
+  sweep?(config: Pick<Config, 'STACK_DIR'>, cutoff: number): Promise<number>;
   /** The adapter of one cluster (a new one when the stored document changes). */
   adapter(ctx: AdapterContext<S>): ClusterAdapter;
 }

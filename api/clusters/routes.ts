@@ -64,6 +64,10 @@ export const clusterRoutes = (deps: ApiDeps) => [
           sqlEngines: z.array(z.enum(SQL_ENGINES)),
           connect: z.boolean(),
           driversOnWorkerHost: z.boolean(),
+          sparkUi: z
+            .enum(['driver-folder', 'pod'])
+            .nullable()
+            .describe("How the API reaches a running driver's Spark UI; null: not proxied"),
         }),
       ),
     }),

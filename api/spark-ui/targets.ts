@@ -1,14 +1,14 @@
-// Where a running driver's Spark UI is reached, by its cluster's type:
-//   local  the loopback port its launch recorded, sealed, in its folder (activities/adapters/local/spark-ui.ts)
-//   k8s    the driver pod's IP on the UI port of its manifest (Ports.UI), as the API server reports the pod:
+// Where a running driver's Spark UI is reached, by how its cluster's type says (capabilities.sparkUi):
+//   driver-folder (local)  the loopback port its launch recorded, sealed, in its folder (activities/adapters/local/spark-ui.ts)
+//   pod (k8s)  the driver pod's IP on the UI port of its manifest (Ports.UI), as the API server reports the pod:
 //          the API runs in the cluster (the chart), where pod IPs are reached directly and the drivers'
 //          NetworkPolicy admits the service's own pods. The pod must carry the driver's label and be Running;
 //          its IP comes from the pod's status, which its kubelet writes and no job may change.
-//   yarn   not proxied (yet): YARN's own web proxy serves an application's UI (docs/api.md)
+//   null (yarn)  not proxied (yet): YARN's own web proxy serves an application's UI (docs/api.md)
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Document } from 'mongodb';
-import type { StoredCluster } from '../../activities/adapters/cluster-types';
+import { CLUSTER_TYPE_DEFS, type StoredCluster } from '../../activities/adapters/cluster-types';
 import { connect } from '../../activities/adapters/k8s/client';
 import { k8sNames, Labels, Ports } from '../../activities/adapters/k8s/names';
 import { clusterNamespace } from '../../activities/adapters/k8s/options';
@@ -42,22 +42,24 @@ export async function liveUiAddress(deps: Deps, d: UiDriver): Promise<UiAddress 
   const cluster = await deps.store
     .col<StoredCluster>(Collections.clusters)
     .findOne(('name' in d.cluster ? { name: d.cluster.name } : { id: d.cluster.id }) as Document);
-  // A cluster since deleted: a local driver's folder is all there may be (its seal says whose it is).
-  const type: ClusterType = cluster?.type ?? 'local';
-  switch (type) {
-    case 'local':
+  // A cluster since deleted: a local driver's folder is all there may be (its seal says whose it is). A type this
+  // version does not know (a document of a newer one): no UI.
+  const type = (cluster?.type ?? 'local') as ClusterType;
+  const how = CLUSTER_TYPE_DEFS[type]?.capabilities.sparkUi ?? null;
+  switch (how) {
+    case 'driver-folder':
       return readUiAddress(path.join(deps.config.DRIVER_DIR, d.driverId), d.driverId, deps.config.SECRET_KEY);
-    case 'k8s':
+    case 'pod':
       return k8sPodUi(deps, cluster!, d.driverId);
-    case 'yarn':
+    case null:
       return undefined;
     default:
-      return unknownType(type);
+      return unknownWay(how);
   }
 }
 
-/** A type this version does not know (a document of a newer one): no UI. Typed so a new type must be named above. */
-const unknownType = (_type: never): undefined => undefined;
+/** Typed so a new way must be named above. */
+const unknownWay = (_how: never): undefined => undefined;
 
 function k8sPodUi(deps: Deps, doc: StoredCluster, driverId: string): Promise<UiAddress | undefined> {
   // A new document (new address, credentials) is another key: nothing is reused across a change.

@@ -154,6 +154,7 @@ export const k8sType: ClusterTypeDef<typeof k8sSettings> = {
     sqlEngines: [SqlEngine.SPARK_SQL, SqlEngine.TRINO],
     connect: false,
     driversOnWorkerHost: false,
+    sparkUi: 'pod',
   },
   adapter: ({ cluster, config, placements }) =>
     timedAdapter(createK8sAdapter({ cluster: { ...cluster, url: cluster.url }, config, placements }), 'k8s'),

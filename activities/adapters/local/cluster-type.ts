@@ -49,6 +49,7 @@ export const localType: ClusterTypeDef<typeof localSettings> = {
     sqlEngines: [SqlEngine.SPARK_SQL, SqlEngine.TRINO],
     connect: false,
     driversOnWorkerHost: true,
+    sparkUi: 'driver-folder',
   },
   adapter: ({ cluster, config }) => {
     const threads = threadsOf(cluster, config);

@@ -8,6 +8,7 @@ import { timedAdapter } from '../timed';
 import { createYarnAdapter } from './adapter';
 import { hadoopConfProblems, refusedYarnConf } from './hadoop-conf';
 import { yarnRest } from './rest';
+import { sweepYarnFolders } from './retention';
 
 export const yarnSettings = {
   /** host:port of the ResourceManager's client (IPC) address; default the url's host on port 8032. */
@@ -101,7 +102,15 @@ export const yarnType: ClusterTypeDef<typeof yarnSettings> = {
       .catch(() => undefined);
     return max && { what: `queue '${queue}'`, cpu: max.vCores, memory: max.memoryMb * 2 ** 20 };
   },
-  capabilities: { namespaces: false, sqlEngines: ['SPARK_SQL'], connect: false, driversOnWorkerHost: false },
+  capabilities: {
+    namespaces: false,
+    sqlEngines: ['SPARK_SQL'],
+    connect: false,
+    driversOnWorkerHost: false,
+    // YARN's own web proxy serves an application's UI; the engine's driver runs without one.
+    sparkUi: null,
+  },
+  sweep: (config, cutoff) => sweepYarnFolders(config.STACK_DIR, cutoff),
   adapter: ({ cluster, config }) =>
     timedAdapter(
       createYarnAdapter({
