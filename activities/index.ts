@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import type { Store } from '../lib/mongo';
 import { createAdapterRegistry, type AdapterLookup } from './adapters/registry';
+import { createConnectServerActivities } from './connect-servers';
 import { createDriverActivities } from './drivers';
 import { createProjection } from './projection';
 import { createRetentionActivities } from './retention';
@@ -26,6 +27,7 @@ export function createActivities({ config, store, adapterFor, temporal }: Activi
     ...createScheduleActivities(temporal),
     ...createDriverActivities(config, adapters, projection),
     ...createSqlEngineActivities(config, adapters),
+    ...createConnectServerActivities(config, adapters),
     ...createRetentionActivities(config, store),
   };
 }

@@ -6,6 +6,7 @@ import { whyNoReadyInstance, type InstanceView } from '../domain/broken-clusters
 import { parseTags } from '../domain/delimited';
 import { endReplacesFilter } from '../domain/job-transitions';
 import { isTerminal } from '../domain/states';
+import type { ConnectServerRecord } from '../domain/connect';
 import type { SqlEngineRecord } from '../domain/sql-engine';
 import type { Group, Job, JobInstanceResult, Schedule } from '../domain/types';
 import { Collections, type Store } from '../lib/mongo';
@@ -103,6 +104,13 @@ export function createProjection(store: Store) {
     /** A stopped engine leaves the read model; its workflow ends right after, so no later write follows. */
     async deleteSqlEngineRecord(engineId: string): Promise<void> {
       await store.col(Collections.sqlEngines).deleteOne({ _id: engineId } as Document);
+    },
+    async projectConnectServer(server: ConnectServerRecord, version: number): Promise<boolean> {
+      return upsertVersioned(store.col(Collections.connectServers), server.id, version, { ...server });
+    },
+    /** A stopped Connect server leaves the read model, as a stopped engine does. */
+    async deleteConnectServerRecord(serverId: string): Promise<void> {
+      await store.col(Collections.connectServers).deleteOne({ _id: serverId } as Document);
     },
     /** Why a group has no ready instance, from its read model (an execution that waited in vain says it). */
     async whyNoReadyInstance(groupId: string): Promise<string> {

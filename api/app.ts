@@ -26,6 +26,7 @@ import { scheduleRoutes } from './schedules/routes';
 import { sparkUiPageRoutes, sparkUiRoutes } from './spark-ui/routes';
 import { uiGuard } from './spark-ui/session';
 import { hostOriginGuard } from './security/host-origin';
+import { connectRoutes } from './connect/routes';
 import { sqlRoutes } from './sql/routes';
 import { requestSpans } from './tracing';
 import { createFeeds } from './streams/feed';
@@ -48,6 +49,7 @@ export function allRoutes(deps: ApiDeps): RouteDef[] {
     ...groupRoutes(deps),
     ...scheduleRoutes(deps),
     ...sqlRoutes(deps),
+    ...connectRoutes(deps),
     ...authRoutes(deps),
     ...auditRoutes(deps),
   ];

@@ -1,9 +1,10 @@
-// Entry point of the API process: connects to MongoDB and Temporal, then serves on API_PORT, and the
-// Livy-compatible API on LIVY_PORT.
+// Entry point of the API process: connects to MongoDB and Temporal, then serves on API_PORT, the
+// Livy-compatible API on LIVY_PORT, and the Spark Connect gateway on CONNECT_PORT.
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/log';
 import { connectStore, prepareStore } from '../lib/mongo';
 import { connectTemporal } from '../lib/temporal';
+import { startConnectGateway, type RunningGateway } from './connect/gateway';
 import { startLivy } from './livy/server';
 import { startApi } from './server';
 
@@ -18,9 +19,21 @@ async function main() {
   log.info('listening', { port: config.API_PORT, docs: `/api/v1/openapi.json` });
   const livy = await startLivy(api.deps);
   log.info('livy listening', { port: config.LIVY_PORT });
+  let connect: RunningGateway | undefined;
+  try {
+    connect = await startConnectGateway(api.deps);
+    log.info('spark connect gateway listening', { port: connect.port, url: connect.url });
+  } catch (e) {
+    // Without a certificate (a deployment that set none) the rest of the API still serves.
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    log.warn('spark connect gateway not started: no TLS certificate (set CONNECT_TLS_CERT and CONNECT_TLS_KEY)', {
+      cert: config.CONNECT_TLS_CERT,
+    });
+  }
 
   const shutdown = async () => {
     log.info('shutting down');
+    await connect?.close();
     await livy.close();
     await api.close();
     await temporal.connection.close();

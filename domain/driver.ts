@@ -18,9 +18,10 @@ export interface DriverSpec {
   driverId: string;
   /**
    * application: the user's Spark application; runner: runner/runner.py serving a group's task queue;
-   * sql-engine: an SQL engine (`engine` says which) that listens for statements.
+   * sql-engine: an SQL engine (`engine` says which) that listens for statements; connect-server: a Spark
+   * Connect server (sessions reach it through the gateway, api/connect/).
    */
-  role: 'application' | 'runner' | 'sql-engine';
+  role: 'application' | 'runner' | 'sql-engine' | 'connect-server';
   spark: SparkSpec;
   /** role sql-engine only. */
   engine?: SqlEngineSpec;

@@ -183,6 +183,30 @@ const schema = z.object({
   STREAM_MAX_BUFFERED_BYTES: z.coerce.number().int().min(16_384).default(1_048_576),
   /** Sessions each API process keeps open per engine; more concurrent statements queue for one. */
   SQL_SESSIONS_PER_ENGINE: z.coerce.number().int().min(1).max(256).default(16),
+  /** Where the Spark Connect gateway (api/connect/) listens for `sc://host:port/;token=…` clients; 0: a free port. */
+  CONNECT_PORT: z.coerce.number().int().min(0).max(65535).default(15002),
+  CONNECT_HOST: z.string().default('127.0.0.1'),
+  /** PEM certificate and key of the gateway's TLS (a pyspark client with a token speaks TLS). Default: the dev stack's, $STACK_DIR/connect-tls/. */
+  CONNECT_TLS_CERT: z.string().optional(),
+  CONNECT_TLS_KEY: z.string().optional(),
+  /** A Connect server with no session for this long stops itself. */
+  CONNECT_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(30 * 60_000),
+  /** A Connect session with no call for this long is released (its next call fails, naming why). */
+  CONNECT_SESSION_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(15 * 60_000),
+  /** Active Connect sessions one principal may hold at once (RESOURCE_EXHAUSTED above). */
+  CONNECT_SESSIONS_PER_PRINCIPAL: z.coerce.number().int().min(1).default(8),
+  /** How long a Connect server may take from launch to listening (also how long a first session waits). */
+  CONNECT_START_TIMEOUT_MS: z.coerce.number().int().min(1000).default(180_000),
+  /** spark-connect_2.12-3.5.7.jar. Default: where scripts/setup-connect.sh puts it, in the cache beside Trino. */
+  SPARK_CONNECT_JAR: z.string().optional(),
   /** A driver launch (or start) that has not succeeded within this long fails the attempt. */
   LAUNCH_DEADLINE_MS: z.coerce
     .number()
@@ -221,6 +245,9 @@ export type Config = z.infer<typeof schema> & {
   TRINO_HOME: string;
   SQL_DATA_DIR: string;
   SPARK_HISTORY_DIR: string;
+  CONNECT_TLS_CERT: string;
+  CONNECT_TLS_KEY: string;
+  SPARK_CONNECT_JAR: string;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -253,6 +280,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     TRINO_HOME: c.TRINO_HOME ?? defaultTrinoHome(env),
     SQL_DATA_DIR: c.SQL_DATA_DIR ?? path.join(c.STACK_DIR, 'data', 'sql'),
     SPARK_HISTORY_DIR: c.SPARK_HISTORY_DIR ?? path.join(c.STACK_DIR, 'spark-history'),
+    CONNECT_TLS_CERT: c.CONNECT_TLS_CERT ?? path.join(c.STACK_DIR, 'connect-tls', 'cert.pem'),
+    CONNECT_TLS_KEY: c.CONNECT_TLS_KEY ?? path.join(c.STACK_DIR, 'connect-tls', 'key.pem'),
+    SPARK_CONNECT_JAR:
+      c.SPARK_CONNECT_JAR ?? path.join(cacheDir(env), 'spark-connect-3.5.7', 'spark-connect_2.12-3.5.7.jar'),
   };
 }
 
@@ -260,6 +291,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function defaultTrinoHome(env: NodeJS.ProcessEnv): string {
   const xdgCache = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
   return path.join(env.SPARK_ORCH_CACHE || path.join(xdgCache, 'spark-orchestrator'), 'trino-server-368');
+}
+
+/** The cache scripts/setup*.sh install into, outside the clone: $SPARK_ORCH_CACHE, else $XDG_CACHE_HOME or ~/.cache + /spark-orchestrator. */
+function cacheDir(env: NodeJS.ProcessEnv): string {
+  const xdgCache = env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache');
+  return env.SPARK_ORCH_CACHE || path.join(xdgCache, 'spark-orchestrator');
 }
 
 function findSparkHome(venv: string): string {

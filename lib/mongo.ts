@@ -17,6 +17,10 @@ export const Collections = {
   sqlHistory: 'sqlHistory',
   /** SQL engine read model, written by the engine workflows' projection. */
   sqlEngines: 'sqlEngines',
+  /** Spark Connect server read model, written by the server workflows' projection. */
+  connectServers: 'connectServers',
+  /** Spark Connect sessions, written by the API's gateway (api/connect/gateway.ts) as they start and end. */
+  connectSessions: 'connectSessions',
   /** Name reservations of groups and schedules (`group:<name>`), owned by the API, so two creates of one name cannot both win. */
   names: 'names',
   /** Integer ids of the Livy API (api/livy/): counters, sessions → groups, statements → executions, batches → jobs. */

@@ -19,6 +19,7 @@ import { checkClusterType, type ClusterCreate, type ClusterUpdate } from './sche
 import { checkClusterDefaults } from './access';
 import { checkClientKey, checkCredentialsResent } from './credentials';
 import { maskSecret, sealClusterSecrets as sealSecrets, unsealClusterSecrets } from '../../lib/cluster-secrets';
+import { stopClusterServers } from '../connect/stop';
 import { stopClusterEngines } from '../sql/engines/stop';
 
 /** The stored cluster (activities/adapters/cluster-types.ts): the one shape of the `clusters` collection. */
@@ -148,8 +149,8 @@ export async function deleteCluster(deps: ApiDeps, id: string): Promise<void> {
       `cluster '${c.name}' is in use by ${using[0]} running jobs, ${using[1]} active groups and ${using[2]} schedules`,
     );
   }
-  // SQL engines belong to the cluster: they stop with it.
-  await stopClusterEngines(deps, c.id);
+  // SQL engines and Spark Connect servers belong to the cluster: they stop with it.
+  await Promise.all([stopClusterEngines(deps, c.id), stopClusterServers(deps, c.id)]);
   await clustersOf(deps).deleteOne({ _id: c._id });
   // Where its drivers were launched (activities/adapters/placements.ts): none of them is left to remove.
   await store

@@ -27,6 +27,7 @@ import { driverStatus } from './driver-status';
 import { readLineRange } from './logs';
 import { killDriver, spawnDriver, waitUntil } from './process';
 import { pythonFor } from './python-env';
+import { connectServerPlan } from './connect-server';
 import { freePort, sqlEnginePlan } from './sql-engine';
 import { uiFile } from './spark-ui';
 import { uiFilterClasses } from './ui-filter';
@@ -37,7 +38,7 @@ export type LocalAdapterConfig = Pick<
   Config,
   'SPARK_HOME' | 'PYTHON' | 'DRIVER_DIR' | 'STACK_DIR' | 'LOCAL_SPARK_THREADS'
 > &
-  Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR' | 'SECRET_KEY' | 'SPARK_HISTORY_DIR'>>;
+  Partial<Pick<Config, 'TRINO_HOME' | 'SQL_DATA_DIR' | 'SECRET_KEY' | 'SPARK_HISTORY_DIR' | 'SPARK_CONNECT_JAR'>>;
 
 export interface LocalAdapterOptions {
   /** The interactive runner's main file. Default: <repo>/runner/runner.py. */
@@ -99,7 +100,12 @@ async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> 
   if (existsSync(dir)) return driverStatus(dir);
   // Validation, the Python environment and an engine's port come before the lock, so an invalid spec
   // or a pip failure leaves no folder behind and a corrected retry is not mistaken for a launched driver.
-  const plan = spec.role === 'sql-engine' ? await sqlEnginePlan(spec, config) : await sparkPlan(l, spec);
+  const plan =
+    spec.role === 'sql-engine'
+      ? await sqlEnginePlan(spec, config)
+      : spec.role === 'connect-server'
+        ? await connectServerPlan(spec, config)
+        : await sparkPlan(l, spec);
 
   await fs.mkdir(config.DRIVER_DIR, { recursive: true });
   try {

@@ -47,7 +47,7 @@ export const localType: ClusterTypeDef<typeof localSettings> = {
   capabilities: {
     namespaces: false,
     sqlEngines: [SqlEngine.SPARK_SQL, SqlEngine.TRINO],
-    connect: false,
+    connect: true,
     driversOnWorkerHost: true,
     sparkUi: 'driver-folder',
   },

@@ -1,0 +1,232 @@
+// Spark Connect end to end (issue 32): the real pyspark 3.5.7 client (testkit/connect_client.py, from the venv)
+// → the gateway's TLS port with an API key → a real Spark Connect server launched by its workflow on the local
+// cluster. DataFrames, SQL, a Python UDF, a large collect, an error's message, two users, refused tokens, a
+// killed server and a restarted gateway. The clients' output goes to a file, printed when a test fails.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Document } from 'mongodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startConnectGateway, type RunningGateway } from '../../api/connect/gateway';
+import { stopServer } from '../../api/connect/stop';
+import type { ApiDeps } from '../../api/deps';
+import { connectServerId, type ConnectServerRecord } from '../../domain/connect';
+import { Collections } from '../../lib/mongo';
+import { ConnectClient } from '../../testkit/connect-client';
+import { call, startHarness, type Harness } from '../harness';
+
+const ADMIN_KEY = 'connect-test-admin-key-0123456789abcdef';
+let h: Harness;
+let deps: ApiDeps;
+let gw: RunningGateway;
+let logFile: string;
+const keys: Record<string, string> = {};
+const clients: ConnectClient[] = [];
+
+const url = (key?: string, extra = '') => `${gw.url}/${key === undefined ? ';use_ssl=true' : `;token=${key}`}${extra}`;
+const client = () => {
+  const c = new ConnectClient({ python: h.config.PYTHON, caFile: h.config.CONNECT_TLS_CERT, logFile });
+  clients.push(c);
+  return c;
+};
+const server = () =>
+  h.store
+    .col<ConnectServerRecord & Document>(Collections.connectServers)
+    .findOne({ _id: connectServerId('default') } as Document);
+const audit = (path: string, resourceId: string) =>
+  h.store.col(Collections.audit).findOne({ path, resourceId } as Document);
+
+beforeAll(async () => {
+  h = await startHarness({
+    env: { AUTH_MODE: 'on', AUTH_ADMIN_KEY: ADMIN_KEY, CONNECT_START_TIMEOUT_MS: '120000' },
+  });
+  logFile = path.join(path.dirname(h.config.DRIVER_DIR), 'connect-clients.log');
+  for (const [name, role] of [
+    ['alice', 'operator'],
+    ['bob', 'operator'],
+    ['carol', 'viewer'],
+  ]) {
+    const r = await call(h, 'POST', '/auth/keys', { name, role }, { authorization: `Bearer ${ADMIN_KEY}` });
+    expect(r.status).toBe(200);
+    keys[name] = r.body.key;
+  }
+  deps = { config: h.config, store: h.store, temporal: h.temporal };
+  gw = await startConnectGateway(deps, { port: 0 });
+}, 120_000);
+
+afterEach((ctx) => {
+  if (ctx.task.result?.state === 'fail') {
+    let text = '';
+    try {
+      text = readFileSync(logFile, 'utf8');
+    } catch {
+      // no client ran
+    }
+    console.error(
+      `--- Connect clients' output (${logFile}), last 150 lines:\n${text.split('\n').slice(-150).join('\n')}`,
+    );
+  }
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  await gw?.close();
+  // The server is a driver of this harness: it stops with it.
+  if (h) await stopServer(deps, 'default', 'the test ended').catch(() => undefined);
+  await h?.stop();
+}, 60_000);
+
+describe('Spark Connect through the gateway', () => {
+  it('runs DataFrame operations, SQL, a Python UDF and a large collect, and returns an error with its message', async () => {
+    const alice = client();
+    const first = await alice.connect(url(keys.alice));
+    expect(first.ok).toBe(true);
+    // The first call of the first session starts the cluster's server (its workflow) and waits for it.
+    expect(await alice.value('result = spark.range(10).filter("id % 2 = 0").count()')).toBe(5);
+    expect((await server())?.state).toBe('RUNNING');
+
+    expect(
+      await alice.value(`
+from pyspark.sql import functions as F
+df = spark.createDataFrame([("a", 1), ("b", 2), ("a", 3)], ["k", "v"])
+result = sorted([tuple(r) for r in df.groupBy("k").agg(F.sum("v").alias("s")).collect()])`),
+    ).toEqual([
+      ['a', 4],
+      ['b', 2],
+    ]);
+    expect(
+      await alice.value(`
+spark.range(5).createOrReplaceTempView("nums")
+result = spark.sql("select sum(id) as total from nums where id > 1").collect()[0]["total"]`),
+    ).toBe(9);
+    expect(
+      await alice.value(`
+from pyspark.sql.functions import udf
+plus = udf(lambda x: x * 10 + 1, "long")
+result = [r[0] for r in spark.range(3).select(plus("id")).collect()]`),
+    ).toEqual([1, 11, 21]);
+    // ~32 MB of Arrow batches through the proxy.
+    expect(
+      await alice.value(`
+pdf = spark.range(2_000_000).selectExpr("id", "id * 2 as x").toPandas()
+result = [len(pdf), int(pdf["x"].sum())]`),
+    ).toEqual([2_000_000, 2 * ((2_000_000 * 1_999_999) / 2)]);
+
+    const err = await alice.run('spark.sql("select * from no_such_table").collect()');
+    expect(err.ok).toBe(false);
+    if (!err.ok) {
+      expect(err.error).toBe('AnalysisException');
+      expect(err.message).toMatch(/TABLE_OR_VIEW_NOT_FOUND|no_such_table/);
+    }
+    // The session's start is audited, with its principal.
+    const sessionId = (first as { result: { sessionId: string } }).result.sessionId;
+    const start = await audit('/connect/session/start', sessionId);
+    expect(start?.principal).toMatch(/^key:/);
+    // A viewer sees the cluster's server and the session through REST.
+    const asViewer = { authorization: `Bearer ${keys.carol}` };
+    const servers = await call(h, 'GET', '/connect/server/default', undefined, asViewer);
+    expect(servers.status).toBe(200);
+    expect(servers.body).toMatchObject([{ id: 'connect-default', clusterName: 'default', state: 'RUNNING' }]);
+    expect(servers.body[0]).not.toHaveProperty('endpoint');
+    const listed = await call(h, 'GET', '/connect/session/default', undefined, asViewer);
+    expect(listed.body).toContainEqual(
+      expect.objectContaining({
+        id: sessionId,
+        principal: start?.principal,
+        state: 'ACTIVE',
+        serverId: 'connect-default',
+      }),
+    );
+  }, 240_000);
+
+  it("keeps two users' sessions apart, and refuses one user another's session", async () => {
+    const [a, b] = [client(), client()];
+    const [sa, sb] = await Promise.all([a.connect(url(keys.alice)), b.connect(url(keys.bob))]);
+    expect(sa.ok && sb.ok).toBe(true);
+    await Promise.all([
+      a.value('spark.createDataFrame([(1,)], ["who"]).createOrReplaceTempView("mine")'),
+      b.value('spark.createDataFrame([(2,), (3,)], ["who"]).createOrReplaceTempView("mine")'),
+    ]);
+    expect(await a.value('result = spark.table("mine").count()')).toBe(1);
+    expect(await b.value('result = spark.table("mine").count()')).toBe(2);
+    const aliceSession = (sa as { result: { sessionId: string } }).result.sessionId;
+    const thief = client();
+    await thief.connect(url(keys.bob, `;session_id=${aliceSession}`));
+    const stolen = await thief.run('result = spark.table("mine").count()');
+    expect(stolen).toMatchObject({ ok: false, code: 'StatusCode.PERMISSION_DENIED' });
+    if (!stolen.ok) expect(stolen.message).toMatch(/belongs to another principal/);
+  }, 120_000);
+
+  it('refuses a wrong or missing token (UNAUTHENTICATED) and a viewer (PERMISSION_DENIED)', async () => {
+    const c = client();
+    await c.connect(url('not-a-key-of-this-service'));
+    const wrong = await c.run('result = spark.range(1).count()');
+    expect(wrong).toMatchObject({ ok: false, code: 'StatusCode.UNAUTHENTICATED' });
+    if (!wrong.ok) expect(wrong.message).toMatch(/unknown or has been revoked/);
+    await c.connect(url(undefined));
+    const missing = await c.run('result = spark.range(1).count()');
+    expect(missing).toMatchObject({ ok: false, code: 'StatusCode.UNAUTHENTICATED' });
+    if (!missing.ok) expect(missing.message).toMatch(/authentication required/);
+    await c.connect(url(keys.carol));
+    const viewer = await c.run('result = spark.range(1).count()');
+    expect(viewer).toMatchObject({ ok: false, code: 'StatusCode.PERMISSION_DENIED' });
+    if (!viewer.ok) expect(viewer.message).toMatch(/needs the operator role/);
+  }, 60_000);
+
+  it('ends a session on request: its next call fails saying so', async () => {
+    const c = client();
+    const opened = await c.connect(url(keys.bob));
+    expect(await c.value('result = spark.range(2).count()')).toBe(2);
+    const sessionId = (opened as { result: { sessionId: string } }).result.sessionId;
+    const del = await call(h, 'DELETE', `/connect/session/${sessionId}`, undefined, {
+      authorization: `Bearer ${keys.bob}`,
+    });
+    expect(del.status).toBe(200);
+    // The gateway learns it within its sweep (5 s).
+    await new Promise((r) => setTimeout(r, 6_000));
+    const after = await c.run('result = spark.range(2).count()');
+    expect(after).toMatchObject({ ok: false, code: 'StatusCode.FAILED_PRECONDITION' });
+    if (!after.ok) expect(after.message).toMatch(/ended on request by key:/);
+    expect(
+      (await call(h, 'DELETE', `/connect/session/${sessionId}`, undefined, { authorization: `Bearer ${keys.bob}` }))
+        .status,
+    ).toBe(404);
+  }, 60_000);
+
+  it('lets clients go on through a restarted gateway', async () => {
+    const c = client();
+    await c.connect(url(keys.alice));
+    await c.value('spark.range(3).createOrReplaceTempView("kept")');
+    const port = gw.port;
+    await gw.close();
+    gw = await startConnectGateway(deps, { port });
+    // The same session, on the same server: its temporary view is still there.
+    expect(await c.value('result = spark.table("kept").count()')).toBe(3);
+  }, 60_000);
+
+  it('fails a session whose server was killed clearly, and a new session works on the restarted server', async () => {
+    const c = client();
+    const opened = await c.connect(url(keys.alice));
+    expect(await c.value('result = spark.range(4).count()')).toBe(4);
+    const before = (await server())!;
+    const pid = Number(readFileSync(path.join(h.config.DRIVER_DIR, before.driverId!, 'pid'), 'utf8').trim());
+    process.kill(-pid, 'SIGKILL');
+    const failed = await c.run('result = spark.range(4).count()');
+    expect(failed).toMatchObject({ ok: false, code: 'StatusCode.FAILED_PRECONDITION' });
+    if (!failed.ok) expect(failed.message).toMatch(/has ended: its Spark Connect server .* stopped or died/);
+    // Still failing clearly, not a new empty session on the next server.
+    expect(await c.run('result = 1; spark.range(1).count()')).toMatchObject({
+      ok: false,
+      code: 'StatusCode.FAILED_PRECONDITION',
+    });
+
+    await c.connect(url(keys.alice));
+    expect(await c.value('result = spark.range(7).count()')).toBe(7);
+    const after = (await server())!;
+    expect(after.generation).toBeGreaterThan(before.generation);
+    // The ended session's record says why.
+    const sessionId = (opened as { result: { sessionId: string } }).result.sessionId;
+    const ended = await h.store.col(Collections.connectSessions).findOne({ _id: sessionId } as Document);
+    expect(ended).toMatchObject({ state: 'ENDED', driverId: before.driverId });
+    expect(ended?.endReason).toMatch(/stopped or died/);
+  }, 240_000);
+});
