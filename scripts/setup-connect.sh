@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Spark Connect (issue 32), called by scripts/setup.sh; idempotent, a second run only checks stamps:
+# Spark Connect, called by scripts/setup.sh; idempotent, a second run only checks stamps:
 #   - org.apache.spark:spark-connect_2.12:3.5.7 (the server, a 14 MB shaded jar; pyspark's wheel has no copy)
 #     from Maven Central into the cache outside the clone: $CACHE_DIR/spark-connect-3.5.7/, where lib/config.ts
 #     looks for it (SPARK_CONNECT_JAR)

@@ -1,4 +1,4 @@
-// Spark Connect end to end (issue 32): the real pyspark 3.5.7 client (testkit/connect_client.py, from the venv)
+// Spark Connect end to end: the real pyspark 3.5.7 client (testkit/connect_client.py, from the venv)
 // → the gateway's TLS port with an API key → a real Spark Connect server launched by its workflow on the local
 // cluster. DataFrames, SQL, a Python UDF, a large collect, an error's message, two users, refused tokens, a
 // killed server and a restarted gateway. The clients' output goes to a file, printed when a test fails.

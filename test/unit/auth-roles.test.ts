@@ -53,6 +53,8 @@ describe('the roles routes declare', () => {
       'DELETE /schedule/:scheduleId',
       'POST /sql/execute',
       'POST /sql/engine/:clusterId',
+      'POST /connect/server/:clusterId',
+      'DELETE /connect/session/:sessionId',
     ])
       expect(need[k], k).toBe('operator');
     // POST /spark-ui/session changes nothing but the caller's own cookie, which lets a viewer's browser read

@@ -238,6 +238,9 @@ describe('README.md', () => {
       'TRINO_HOME',
       'SQL_DATA_DIR',
       'SPARK_HISTORY_DIR',
+      'CONNECT_TLS_CERT',
+      'CONNECT_TLS_KEY',
+      'SPARK_CONNECT_JAR',
       'WORKER_HOST',
     ];
     const config = loadConfig({ SECRET_KEY: 'a'.repeat(64) }) as unknown as Record<string, unknown>;

@@ -1,0 +1,175 @@
+// Spark Connect through the gateway against the floor: the same pyspark client (testkit/connect_client.py)
+// connected straight to the same server (h2c on loopback, with the server's secret the gateway would add), in one
+// run, on the local cluster:
+//   - spark.range(1).collect(), sequential, gateway and direct in alternating batches: overhead = gateway − direct
+//   - 8 concurrent clients (one process and session each) for a fixed time: calls/s through the gateway vs direct
+//   - a large collect (BENCH_COLLECT_MB of Arrow batches, to a pyarrow Table, no pandas): MB/s gateway vs direct
+// Targets: overhead p50 < 1 ms and p99 < 5 ms; throughput ≥ 90 % of direct; the collect ≥ 90 % of direct.
+// The gateway side carries TLS (pyspark turns it on with a token); the direct side is plaintext, as the server is.
+//
+//   npm run bench:connect      BENCH_N (400), BENCH_BATCH (20), BENCH_SECONDS (10), BENCH_CONCURRENCY (8),
+//                              BENCH_COLLECT_MB (1024), BENCH_COLLECT_RUNS (3)
+import path from 'node:path';
+import { CONNECT_SECRET_HEADER, connectServerSecret } from '../lib/driver-secret';
+import { startConnectGateway } from '../api/connect/gateway';
+import { ConnectClient } from '../testkit/connect-client';
+import { killDrivers } from '../testkit/servers';
+import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
+import { defer, envInt, runBench } from './lifecycle';
+import { startBenchStack } from './stack';
+
+const N = envInt('BENCH_N', 400);
+const BATCH = envInt('BENCH_BATCH', 20);
+const SECONDS = envInt('BENCH_SECONDS', 10);
+const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
+const COLLECT_MB = envInt('BENCH_COLLECT_MB', 1024);
+const COLLECT_RUNS = envInt('BENCH_COLLECT_RUNS', 3);
+const ADMIN_KEY = 'bench-connect-admin-key-0123456789abcdef';
+
+const LATENCIES = (n: number) => `
+import time
+lat = []
+for _ in range(${n}):
+    t = time.perf_counter()
+    spark.range(1).collect()
+    lat.append((time.perf_counter() - t) * 1000)
+result = lat`;
+
+const LOOP = (seconds: number) => `
+import time
+end = time.perf_counter() + ${seconds}
+n = 0
+while time.perf_counter() < end:
+    spark.range(1).collect()
+    n += 1
+result = n`;
+
+// 8 bigint columns: 64 bytes a row in Arrow; 64 partitions keep each task's result small.
+const COLLECT = (mb: number) => `
+import time
+rows = ${Math.round((mb * 2 ** 20) / 64)}
+df = spark.range(0, rows, 1, 64).selectExpr(*[f"id + {i} as c{i}" for i in range(8)])
+t = time.perf_counter()
+table, _ = spark.client.to_table(df._plan.to_proto(spark.client))
+s = time.perf_counter() - t
+result = [table.nbytes / 2**20 / s, table.num_rows]`;
+
+runBench('connect', 1800, async () => {
+  printHeader('bench:connect — pyspark through the Spark Connect gateway against the same server directly');
+  const s = await startBenchStack({
+    env: { AUTH_MODE: 'on', AUTH_ADMIN_KEY: ADMIN_KEY, CONNECT_START_TIMEOUT_MS: '180000' },
+  });
+  const admin = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
+  // A large collect goes through the server's driver: room for it (Spark's default maxResultSize is 1g).
+  const clusters = (await (await fetch(`${s.url}/cluster?size=100`, { headers: admin })).json()) as {
+    content: { id: string; name: string }[];
+  };
+  const dflt = clusters.content.find((c) => c.name === 'default')!;
+  const put = await fetch(`${s.url}/cluster/${dflt.id}`, {
+    method: 'PUT',
+    headers: admin,
+    body: JSON.stringify({
+      defaultApplicationConfig: 'spark.driver.maxResultSize=4g',
+      memorySettings: { driverMemory: '3g', dynamicAllocation: false },
+    }),
+  });
+  if (put.status !== 200) throw new Error(`PUT /cluster: ${put.status} ${await put.text()}`);
+  const keyRes = await fetch(`${s.url}/auth/keys`, {
+    method: 'POST',
+    headers: admin,
+    body: JSON.stringify({ name: 'bench', role: 'operator' }),
+  });
+  const { key } = (await keyRes.json()) as { key: string };
+  const deps = { config: s.config, store: s.store, temporal: s.temporal };
+  const gw = await startConnectGateway(deps, { port: 0 });
+  defer('gateway', () => gw.close());
+  defer('connect server', async () => {
+    await fetch(`${s.url}/connect/server/connect-${dflt.id}`, { method: 'DELETE', headers: admin }).catch(
+      () => undefined,
+    );
+    const n = await killDrivers(s.config.DRIVER_DIR);
+    if (n) console.log(`  killed ${n} leftover driver process group(s)`);
+  });
+  const logFile = path.join(s.dir, 'connect-clients.log');
+  const newClient = () => {
+    const c = new ConnectClient({ python: s.config.PYTHON, caFile: s.config.CONNECT_TLS_CERT, logFile });
+    defer('client', () => c.close());
+    return c;
+  };
+  const must = async <T>(c: ConnectClient, code: string) => c.value<T>(code);
+
+  // The server starts with the first session through the gateway; the direct side then uses the same one.
+  const viaGw = newClient();
+  const t0 = Date.now();
+  const opened = await viaGw.connect(`${gw.url}/;token=${key}`);
+  if (!opened.ok) throw new Error(`connect: ${opened.message}`);
+  await must(viaGw, 'spark.range(1).collect()');
+  console.log(`server started and first call answered in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  const server = (await s.store.col('connectServers').findOne({ _id: `connect-${dflt.id}` } as never)) as unknown as {
+    endpoint: { host: string; port: number };
+    driverId: string;
+  };
+  const directUrl = `sc://${server.endpoint.host}:${server.endpoint.port}/;${CONNECT_SECRET_HEADER}=${connectServerSecret(s.config.SECRET_KEY, server.driverId)}`;
+  const direct = newClient();
+  const d = await direct.connect(directUrl);
+  if (!d.ok) throw new Error(`direct connect: ${d.message}`);
+
+  // Warm both paths, then alternate batches so drift (JIT, caches, other load) hits both alike.
+  await must(viaGw, LATENCIES(30));
+  await must(direct, LATENCIES(30));
+  const lat = { gateway: [] as number[], direct: [] as number[] };
+  for (let i = 0; i < N / BATCH; i++) {
+    lat.gateway.push(...(await must<number[]>(viaGw, LATENCIES(BATCH))));
+    lat.direct.push(...(await must<number[]>(direct, LATENCIES(BATCH))));
+  }
+  printStats(`spark.range(1).collect(), ${N} sequential calls each`, [
+    ['gateway', lat.gateway],
+    ['direct', lat.direct],
+  ]);
+  const [g, dr] = [stats(lat.gateway), stats(lat.direct)];
+  const overheadP50 = g.p50 - dr.p50;
+  const overheadP99 = g.p99 - dr.p99;
+  printTarget('overhead p50', overheadP50, '<', 1, 'ms');
+  printTarget('overhead p99', overheadP99, '<', 5, 'ms');
+
+  // Concurrent clients: CONCURRENCY processes, each its own session, first through the gateway, then direct.
+  const many = [viaGw, ...Array.from({ length: CONCURRENCY - 1 }, newClient)];
+  const rate = async (url: string) => {
+    await Promise.all(many.map((c) => c.connect(url)));
+    await Promise.all(many.map((c) => must(c, 'spark.range(1).collect()')));
+    const counts = await Promise.all(many.map((c) => must<number>(c, LOOP(SECONDS))));
+    return counts.reduce((a, b) => a + b, 0) / SECONDS;
+  };
+  const gwRate = await rate(`${gw.url}/;token=${key}`);
+  const directRate = await rate(directUrl);
+  console.log(`\n${CONCURRENCY} concurrent clients, ${SECONDS} s each side`);
+  console.log(`  gateway ${round(gwRate, 1)} calls/s, direct ${round(directRate, 1)} calls/s`);
+  printTarget('gateway / direct calls/s', (100 * gwRate) / directRate, '>', 90, '%');
+  await Promise.all(many.slice(1).map((c) => c.close()));
+
+  // The large collect, alternating sides.
+  await viaGw.connect(`${gw.url}/;token=${key}`);
+  const mbps = { gateway: [] as number[], direct: [] as number[] };
+  for (let i = 0; i < COLLECT_RUNS; i++) {
+    mbps.gateway.push((await must<[number, number]>(viaGw, COLLECT(COLLECT_MB)))[0]);
+    mbps.direct.push((await must<[number, number]>(direct, COLLECT(COLLECT_MB)))[0]);
+  }
+  const [cg, cd] = [stats(mbps.gateway).p50, stats(mbps.direct).p50];
+  console.log(`\ncollect of ${COLLECT_MB} MB (Arrow), ${COLLECT_RUNS} runs each, median`);
+  console.log(`  gateway ${round(cg, 1)} MB/s, direct ${round(cd, 1)} MB/s`);
+  printTarget('gateway / direct collect MB/s', (100 * cg) / cd, '>', 90, '%');
+
+  printJson('connect', {
+    gatewayP50: round(g.p50, 2),
+    gatewayP99: round(g.p99, 2),
+    directP50: round(dr.p50, 2),
+    directP99: round(dr.p99, 2),
+    overheadP50: round(overheadP50, 2),
+    overheadP99: round(overheadP99, 2),
+    concurrentGateway: round(gwRate, 1),
+    concurrentDirect: round(directRate, 1),
+    collectMB: COLLECT_MB,
+    collectGatewayMBps: round(cg, 1),
+    collectDirectMBps: round(cd, 1),
+  });
+});
