@@ -11,8 +11,11 @@
 // and the kubelet stand-in) from the start of the window until every accepted job has ended.
 // Target (set on the fake server): > 2,000 jobs per minute both accepted and FINISHED, on a 2-core machine.
 //
+// BENCH_WORKERS > 1 runs that many worker processes on the one task queue (one host): where the ceiling moves
+// when workers are added on the same 2 cores.
+//
 //   npm run bench:k8s           BENCH_SECONDS (60), BENCH_CONCURRENCY (16), BENCH_DRAIN_SECONDS (60),
-//                               BENCH_POD_RUN_MS (200), BENCH_K8S (real | fake)
+//                               BENCH_POD_RUN_MS (200), BENCH_K8S (real | fake), BENCH_WORKERS (1)
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,6 +46,7 @@ const CONCURRENCY = envInt('BENCH_CONCURRENCY', 16);
 const DRAIN_SECONDS = envInt('BENCH_DRAIN_SECONDS', 60);
 const POD_RUN_MS = envInt('BENCH_POD_RUN_MS', 200);
 const FAKE = process.env.BENCH_K8S === 'fake';
+const WORKERS = envInt('BENCH_WORKERS', 1);
 const CLUSTER = 'bench-k8s';
 
 interface Backend {
@@ -167,15 +171,32 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 420, async () => {
   defer('temporal client', () => temporal.connection.close());
   const url = `http://127.0.0.1:${apiPort}/api/v1`;
   const apiLog = path.join(dir, 'api.log');
-  const workerLog = path.join(dir, 'worker.log');
   const api = spawnService('api', 'tsx', env, apiLog);
   defer('api process', () => stopProc(api), 30_000);
-  const worker = spawnService('worker', 'tsx', env, workerLog);
-  defer('worker process', () => stopProc(worker), 30_000);
+  const workers = Array.from({ length: WORKERS }, (_, i) => {
+    const log = path.join(dir, i === 0 ? 'worker.log' : `worker-${i + 1}.log`);
+    const child = spawnService('worker', 'tsx', env, log);
+    defer(`worker process ${i + 1}`, () => stopProc(child), 30_000);
+    return { child, log };
+  });
   await Promise.all([
     waitForHealth(url, api, 90_000, apiLog),
-    waitForPoller(temporal, config, worker, 90_000, workerLog),
+    ...workers.map((w) => waitForPoller(temporal, config, w.child, 120_000, w.log)),
   ]);
+  // Every worker polls before the window opens (waitForPoller is satisfied by the first one).
+  await until(
+    `${WORKERS} workers polling`,
+    async () => {
+      const d = await temporal.workflowService.describeTaskQueue({
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: { name: config.TASK_QUEUE },
+        taskQueueType: 1,
+      });
+      return new Set((d.pollers ?? []).map((p) => p.identity)).size >= WORKERS;
+    },
+    120_000,
+    300,
+  );
   console.log(`stack up in ${((performance.now() - t0Setup) / 1000).toFixed(1)} s (api ${url})`);
 
   await ok(url, 'POST', '/cluster', {
@@ -221,7 +242,7 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 420, async () => {
 
   const pids: Record<string, number | undefined> = {
     API: api.pid,
-    worker: worker.pid,
+    ...Object.fromEntries(workers.map((w, i) => [i === 0 ? 'worker' : `worker ${i + 1}`, w.child.pid])),
     ...backend.pids,
     temporal: pidWithArg(String(servers.ports.temporal), /temporal$/),
     'mongo-java-server': pidWithArg(String(servers.ports.mongo), /java$/),
@@ -299,7 +320,9 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 420, async () => {
     .toArray();
 
   console.log(`\nbackend: ${backend.describe}`);
-  console.log(`window: ${elapsedS.toFixed(1)} s, ${CONCURRENCY} submissions in flight`);
+  console.log(
+    `window: ${elapsedS.toFixed(1)} s, ${CONCURRENCY} submissions in flight, ${WORKERS} worker process${WORKERS > 1 ? 'es' : ''}`,
+  );
   console.log(
     `  submissions accepted   ${accepted.length.toString().padStart(6)}  = ${perMin(accepted.length).toFixed(0).padStart(5)} per minute`,
   );
@@ -338,6 +361,7 @@ runBench('k8s-throughput', SECONDS + DRAIN_SECONDS + 420, async () => {
     backend: FAKE ? 'fake' : 'real',
     seconds: round(elapsedS),
     concurrency: CONCURRENCY,
+    workers: WORKERS,
     podRunMs: FAKE ? 200 : POD_RUN_MS,
     acceptedPerMin: round(perMin(accepted.length), 0),
     ...(backend.podsCreated ? { podsPerMin: round(perMin(pods), 0) } : {}),
