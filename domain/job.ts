@@ -15,6 +15,12 @@ export interface JobWorkflowInput {
    * starting the workflow: the record's submitTime, and the workflow writes no SUBMITTED record of its own.
    */
   submittedAt?: number;
+  /**
+   * Set by an API that launches a host-bound cluster's first driver itself at submit (LAUNCH_AT_SUBMIT=all): its
+   * own host, where the workflow then launches too, so that launch finds the driver instead of starting another
+   * on some other host.
+   */
+  host?: DriverHost;
   /** Set when the workflow continues as new: the state it had. */
   /** `host`: the worker host that owns the current try's driver (domain/hosts.ts), absent for host-free clusters. */
   resume?: { job: Job; seq: number; leftovers?: string[]; host?: DriverHost };

@@ -77,7 +77,7 @@ export class JobRun {
   ) {
     this.job = input.resume?.job ?? newJobRecord(jobId, input, workflowInfo().runStartTime.getTime());
     this.versions = new WriteVersions(input.resume?.seq ?? 0);
-    this.host = input.resume?.host;
+    this.host = input.resume?.host ?? input.host;
     this.projected = input.resume !== undefined;
     for (const id of input.resume?.leftovers ?? []) this.removeInBackground(id, 'carried over');
   }
@@ -276,9 +276,9 @@ export class JobRun {
       inFlight: (attempt: Promise<unknown>) => void (this.launchInFlight = attempt),
     });
     this.startingSince = since;
-    if (status.host && !this.host) {
-      this.host = status.host;
-      this.job = { ...this.job, host: status.host.id };
+    if (status.host) {
+      this.host ??= status.host;
+      if (this.job.host !== status.host.id) this.job = { ...this.job, host: status.host.id };
     }
     return status;
   }

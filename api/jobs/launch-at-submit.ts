@@ -19,6 +19,7 @@ import type { Document } from 'mongodb';
 import { clusterTypeOf } from '../../activities/adapters/cluster-types';
 import type { AdapterLookup } from '../../activities/adapters/registry';
 import type { ClusterAdapter } from '../../domain/driver';
+import type { DriverHost } from '../../domain/hosts';
 import { singleJobDriverSpec, type JobWorkflowInput } from '../../domain/job';
 import { isTerminal, type JobState } from '../../domain/states';
 import type { Config } from '../../lib/config';
@@ -33,6 +34,11 @@ export interface LaunchAtSubmit {
    * record (then a record missing after the launch means the job was deleted).
    */
   launch(jobId: string, clusterType: string, input: JobWorkflowInput, recorded: Promise<boolean>): void;
+  /**
+   * The host a launch from here puts a driver of this cluster type on (types whose drivers live on the
+   * launching host: this API's WORKER_HOST), which the job's workflow must launch on too; none otherwise.
+   */
+  hostFor(clusterType: string): DriverHost | undefined;
   /** Waits (at most `ms`) for the launches under way, so a stopping API does not cut one short. */
   drain(ms: number): Promise<void>;
 }
@@ -74,6 +80,10 @@ export function createLaunchAtSubmit(config: Config, store: Store, adapterFor: A
   }
 
   return {
+    hostFor: (clusterType) =>
+      wanted(clusterType) && clusterTypeOf(clusterType).capabilities.driversOnWorkerHost
+        ? { id: config.WORKER_HOST, absentMs: config.HOST_ABSENT_MS }
+        : undefined,
     launch(jobId, clusterType, input, recorded) {
       if (!wanted(clusterType)) return;
       const p = launchAndCheck(jobId, input, recorded)

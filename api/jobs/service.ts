@@ -135,7 +135,9 @@ export async function submitJob(deps: ApiDeps, body: JobSubmitForm, files: Files
     // The workflow is started (durable from here on); then, side by side, the driver is launched from here
     // (launch-at-submit.ts) and the SUBMITTED record is written, so neither the launch nor the answer waits
     // for a workflow task or a worker. The workflow's own writes have higher versions.
-    const input: JobWorkflowInput = { spec, maxRetries, submittedAt: Date.now() };
+    // A host-bound driver launched from here is on this host: the workflow launches there too (finding it).
+    const host = deps.launches?.hostFor(cluster.type);
+    const input: JobWorkflowInput = { spec, maxRetries, submittedAt: Date.now(), ...(host ? { host } : {}) };
     await temporal.workflow.start<typeof singleJobWorkflow>('singleJobWorkflow', {
       ...jobStartOptions(config.TASK_QUEUE, jobId, input),
     });
