@@ -26,14 +26,16 @@ const COLLECT_MB = envInt('BENCH_COLLECT_MB', 1024);
 const COLLECT_RUNS = envInt('BENCH_COLLECT_RUNS', 3);
 const ADMIN_KEY = 'bench-connect-admin-key-0123456789abcdef';
 
-const LATENCIES = (n: number) => `
+const LATENCIES = (n: number, call = 'spark.range(1).collect()') => `
 import time
 lat = []
 for _ in range(${n}):
     t = time.perf_counter()
-    spark.range(1).collect()
+    ${call}
     lat.append((time.perf_counter() - t) * 1000)
 result = lat`;
+/** One Config RPC and nothing for Spark to run: the proxy's own share shows best here. */
+const PLAIN = 'spark.conf.get("spark.sql.shuffle.partitions")';
 
 const LOOP = (seconds: number) => `
 import time
@@ -57,7 +59,13 @@ result = [table.nbytes / 2**20 / s, table.num_rows]`;
 runBench('connect', 1800, async () => {
   printHeader('bench:connect — pyspark through the Spark Connect gateway against the same server directly');
   const s = await startBenchStack({
-    env: { AUTH_MODE: 'on', AUTH_ADMIN_KEY: ADMIN_KEY, CONNECT_START_TIMEOUT_MS: '180000' },
+    // Every client process opens sessions of one key; a replaced session lingers 30 s (its client's grace).
+    env: {
+      AUTH_MODE: 'on',
+      AUTH_ADMIN_KEY: ADMIN_KEY,
+      CONNECT_START_TIMEOUT_MS: '180000',
+      CONNECT_SESSIONS_PER_PRINCIPAL: '64',
+    },
   });
   const admin = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
   // A large collect goes through the server's driver: room for it (Spark's default maxResultSize is 1g).
@@ -70,7 +78,7 @@ runBench('connect', 1800, async () => {
     headers: admin,
     body: JSON.stringify({
       defaultApplicationConfig: 'spark.driver.maxResultSize=4g',
-      memorySettings: { driverMemory: '3g', dynamicAllocation: false },
+      memorySettings: { driverMemory: '3g', dynamicAllocation: 'false' },
     }),
   });
   if (put.status !== 200) throw new Error(`PUT /cluster: ${put.status} ${await put.text()}`);
@@ -131,6 +139,17 @@ runBench('connect', 1800, async () => {
   const overheadP99 = g.p99 - dr.p99;
   printTarget('overhead p50', overheadP50, '<', 1, 'ms');
   printTarget('overhead p99', overheadP99, '<', 5, 'ms');
+  const plain = { gateway: [] as number[], direct: [] as number[] };
+  for (let i = 0; i < N / BATCH; i++) {
+    plain.gateway.push(...(await must<number[]>(viaGw, LATENCIES(BATCH, PLAIN))));
+    plain.direct.push(...(await must<number[]>(direct, LATENCIES(BATCH, PLAIN))));
+  }
+  printStats(`spark.conf.get (one Config RPC), ${N} sequential calls each`, [
+    ['gateway', plain.gateway],
+    ['direct', plain.direct],
+  ]);
+  const [pg, pd] = [stats(plain.gateway), stats(plain.direct)];
+  console.log(`  overhead p50 ${round(pg.p50 - pd.p50, 2)} ms, p99 ${round(pg.p99 - pd.p99, 2)} ms`);
 
   // Concurrent clients: CONCURRENCY processes, each its own session, first through the gateway, then direct.
   const many = [viaGw, ...Array.from({ length: CONCURRENCY - 1 }, newClient)];
@@ -166,6 +185,8 @@ runBench('connect', 1800, async () => {
     directP99: round(dr.p99, 2),
     overheadP50: round(overheadP50, 2),
     overheadP99: round(overheadP99, 2),
+    plainOverheadP50: round(pg.p50 - pd.p50, 2),
+    plainOverheadP99: round(pg.p99 - pd.p99, 2),
     concurrentGateway: round(gwRate, 1),
     concurrentDirect: round(directRate, 1),
     collectMB: COLLECT_MB,

@@ -5,6 +5,8 @@ import { parseTags } from '../../domain/delimited';
 import { SQL_ENGINES } from '../../domain/sql';
 import { arrayParam, enumArrayParam, type Query } from '../list';
 import type { Need } from '../auth/roles';
+import { toServerInfo, toSessionInfo } from '../connect/schemas';
+import type { ConnectServerRecord, ConnectSessionRecord } from '../../domain/connect';
 import { toJob, toResult, toSqlHistory } from '../resources';
 
 export type Predicate = (doc: Document) => boolean;
@@ -32,6 +34,18 @@ export function sqlHistoryFilter(q: Query): Predicate {
   const engines = enumArrayParam(q, 'engines', SQL_ENGINES);
   return (d) => inList(clusterIds, d.clusterId) && inList(engines, d.engine);
 }
+
+/** Filters of the Spark Connect streams: the server's or session's cluster. */
+export function connectFilter(q: Query): Predicate {
+  const clusterIds = arrayParam(q, 'clusterIds');
+  const clusterNames = arrayParam(q, 'clusterNames');
+  return (d) => inList(clusterIds, d.clusterId) && inList(clusterNames, d.clusterName);
+}
+
+const CONNECT_FILTER_QUERY = [
+  { name: 'clusterIds', description: 'cluster ids', array: true },
+  { name: 'clusterNames', description: 'cluster names', array: true },
+];
 
 export const FILTER_QUERY = [
   { name: 'jobIds', description: 'job ids', array: true },
@@ -80,5 +94,27 @@ export const STREAMS = [
     filter: sqlHistoryFilter,
     query: SQL_HISTORY_FILTER_QUERY,
     what: 'Stream of query-history changes: each statement as it starts and ends',
+  },
+  {
+    path: '/connect/server/updates',
+    namespace: '/connect-servers',
+    role: 'viewer' as Need,
+    event: 'connectServer',
+    feed: 'connectServers',
+    render: (d: Document) => toServerInfo(d as unknown as ConnectServerRecord),
+    filter: connectFilter,
+    query: CONNECT_FILTER_QUERY,
+    what: 'Stream of Spark Connect server changes: STARTING, RUNNING, FAILED, STOPPED',
+  },
+  {
+    path: '/connect/session/updates',
+    namespace: '/connect-sessions',
+    role: 'viewer' as Need,
+    event: 'connectSession',
+    feed: 'connectSessions',
+    render: (d: Document) => toSessionInfo(d as unknown as ConnectSessionRecord),
+    filter: connectFilter,
+    query: CONNECT_FILTER_QUERY,
+    what: 'Stream of Spark Connect session changes: each session as it starts, calls (every 30 s at most) and ends',
   },
 ] as const;

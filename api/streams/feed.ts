@@ -266,6 +266,8 @@ export interface Feeds {
   jobs: ChangeFeed;
   results: ChangeFeed;
   sqlHistory: ChangeFeed;
+  connectServers: ChangeFeed;
+  connectSessions: ChangeFeed;
   /** Resumed streams per principal and unread bytes per client, for both transports. */
   limits: StreamLimits;
   close(): Promise<void>;
@@ -276,11 +278,15 @@ export function createFeeds(store: Store, limits?: StreamLimitsConfig): Feeds {
   const jobs = new ChangeFeed(store.col(Collections.jobs), 'jobs', hub);
   const results = new ChangeFeed(store.col(Collections.results), 'results', hub);
   const sqlHistory = new ChangeFeed(store.col(Collections.sqlHistory), 'sqlHistory', hub);
-  const all = [jobs, results, sqlHistory];
+  const connectServers = new ChangeFeed(store.col(Collections.connectServers), 'connectServers', hub);
+  const connectSessions = new ChangeFeed(store.col(Collections.connectSessions), 'connectSessions', hub);
+  const all = [jobs, results, sqlHistory, connectServers, connectSessions];
   return {
     jobs,
     results,
     sqlHistory,
+    connectServers,
+    connectSessions,
     limits: new StreamLimits(limits),
     close: async () => void (await Promise.all([...all.map((f) => f.close()), hub.close()])),
   };

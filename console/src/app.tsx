@@ -3,6 +3,7 @@
 import type { ComponentType } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ClusterPage, ClustersPage } from './pages/clusters';
+import { ConnectPage } from './pages/connect';
 import { GroupPage, GroupsPage } from './pages/groups';
 import { JobPage, JobsPage, SubmitJobPage } from './pages/jobs';
 import { OverviewPage } from './pages/overview';
@@ -24,6 +25,7 @@ const ROUTES: [pattern: string, page: ComponentType<PageProps>][] = [
   ['/schedules/:scheduleId', SchedulePage],
   ['/sql', SqlPage],
   ['/sql/notebooks/:notebookId', NotebookPage],
+  ['/connect', ConnectPage],
   ['/clusters', ClustersPage],
   ['/clusters/:clusterId', ClusterPage],
 ];
@@ -34,6 +36,7 @@ const NAV: [path: string, label: string][] = [
   ['/groups', 'Groups'],
   ['/schedules', 'Schedules'],
   ['/sql', 'SQL'],
+  ['/connect', 'Connect'],
   ['/clusters', 'Clusters'],
 ];
 

@@ -7,11 +7,13 @@ import { io, type Socket } from 'socket.io-client';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { credential } from './api';
 
-export type Namespace = '/jobs' | '/group-job-results' | '/sql-history';
+export type Namespace = '/jobs' | '/group-job-results' | '/sql-history' | '/connect-servers' | '/connect-sessions';
 const EVENTS: Record<Namespace, string> = {
   '/jobs': 'job',
   '/group-job-results': 'jobInstanceResult',
   '/sql-history': 'sqlStatement',
+  '/connect-servers': 'connectServer',
+  '/connect-sessions': 'connectSession',
 };
 
 export type StreamQuery = Record<string, string | string[] | undefined>;

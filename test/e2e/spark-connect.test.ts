@@ -35,6 +35,44 @@ const server = () =>
 const audit = (path: string, resourceId: string) =>
   h.store.col(Collections.audit).findOne({ path, resourceId } as Document);
 
+/** An SSE stream of the API read as a viewer until stop(), which returns the events' data. */
+function sse(p: string) {
+  const abort = new AbortController();
+  const events: Record<string, unknown>[] = [];
+  const done = (async () => {
+    const res = await fetch(`${h.url}${p}`, {
+      headers: { authorization: `Bearer ${keys.carol}`, accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
+    expect(res.status).toBe(200);
+    const decoder = new TextDecoder();
+    let buf = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buf += decoder.decode(chunk, { stream: true });
+      for (let i = buf.indexOf('\n\n'); i >= 0; i = buf.indexOf('\n\n')) {
+        const data = buf
+          .slice(0, i)
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trim())
+          .join('');
+        buf = buf.slice(i + 2);
+        if (data) events.push(JSON.parse(data) as Record<string, unknown>);
+      }
+    }
+  })().catch((e: unknown) => {
+    if ((e as Error).name !== 'AbortError') throw e;
+  });
+  return {
+    stop: async () => {
+      await new Promise((r) => setTimeout(r, 500));
+      abort.abort();
+      await done;
+      return events;
+    },
+  };
+}
+
 beforeAll(async () => {
   h = await startHarness({
     env: { AUTH_MODE: 'on', AUTH_ADMIN_KEY: ADMIN_KEY, CONNECT_START_TIMEOUT_MS: '120000' },
@@ -77,6 +115,9 @@ afterAll(async () => {
 
 describe('Spark Connect through the gateway', () => {
   it('runs DataFrame operations, SQL, a Python UDF and a large collect, and returns an error with its message', async () => {
+    // The server's and sessions' states on their streams (SSE), as a viewer.
+    const serverEvents = sse('/connect/server/updates?clusterNames=default');
+    const sessionEvents = sse('/connect/session/updates');
     const alice = client();
     const first = await alice.connect(url(keys.alice));
     expect(first.ok).toBe(true);
@@ -121,6 +162,10 @@ result = [len(pdf), int(pdf["x"].sum())]`),
     const sessionId = (first as { result: { sessionId: string } }).result.sessionId;
     const start = await audit('/connect/session/start', sessionId);
     expect(start?.principal).toMatch(/^key:/);
+    const servers0 = (await serverEvents.stop()).filter((e) => e.id === 'connect-default').map((e) => e.state);
+    expect(servers0).toContain('STARTING');
+    expect(servers0).toContain('RUNNING');
+    expect(await sessionEvents.stop()).toContainEqual(expect.objectContaining({ id: sessionId, state: 'ACTIVE' }));
     // A viewer sees the cluster's server and the session through REST.
     const asViewer = { authorization: `Bearer ${keys.carol}` };
     const servers = await call(h, 'GET', '/connect/server/default', undefined, asViewer);
