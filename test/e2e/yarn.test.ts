@@ -9,7 +9,7 @@
 // contract. The daemons' and spark-submit's output goes to
 // files, never to the test log. Skipped without the jars (scripts/setup-yarn.sh) or a JDK.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,7 +68,9 @@ const LOOPBACK_DEFAULTS = [
 beforeAll(async () => {
   if (!ready) return;
   [y, h] = await Promise.all([
-    startYarn(),
+    // Log aggregation on: ended applications' logs are read from the aggregated files (the clusters' hadoopConf,
+    // y.clientConf, turns it on for the client too).
+    startYarn({ logAggregation: true }),
     startHarness().then(async (started) => {
       scalaJar = await buildScalaJar(started.config.STACK_DIR, started.config.SPARK_HOME);
       return started;
@@ -130,7 +132,7 @@ const job = async (id: string) => (await call(h, 'GET', `/job/${id}`)).body;
 const rmApp = async (appId: string) =>
   (
     (await (await fetch(`${y.rmUrl}/ws/v1/cluster/apps/${appId}`)).json()) as {
-      app: { state: string; finalStatus: string };
+      app: { state: string; finalStatus: string; amContainerLogs: string };
     }
   ).app;
 const inState = (id: string, states: string[], timeoutMs = 180_000) =>
@@ -213,6 +215,11 @@ describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManage
     expect(stdout?.log.join('\n'), JSON.stringify(logs.map((l) => [l.name, l.fileName, l.log.length]))).toContain(
       `RESULT total=${(100 * 101 * 201) / 6}`,
     );
+    // Read from the aggregated files (the NodeManager no longer serves an ended application's containers), and
+    // kept in the driver's folder.
+    const am = (await rmApp(done.appId)).amContainerLogs.match(/container_[0-9_]+/)![0];
+    expect((await fetch(`${y.nmUrl}/ws/v1/node/containerlogs/${am}/stdout`)).ok).toBe(false);
+    expect(existsSync(path.join(h.config.STACK_DIR, 'yarn', clusterId!, `job-${id}-1`, 'aggregated-logs'))).toBe(true);
     // Paging: from the second line, one line.
     const paged = (await call(h, 'GET', `/job/${id}/logs?logSize=1&from=1`)).body as typeof logs;
     const stderr = logs.find((l) => l.role === 'driver' && l.fileName.endsWith('/stderr'))!;

@@ -1,7 +1,8 @@
 // A real single-node YARN for tests: a ResourceManager and a NodeManager of Apache Hadoop 3.3.4 (jars fetched by
 // scripts/setup-yarn.sh into the cache outside the clone) as child processes, every port on 127.0.0.1 and free,
-// the local filesystem as the default filesystem (Spark's staging directory), no log aggregation (container logs
-// stay on the NodeManager, which serves them over its REST API), DefaultContainerExecutor (containers run as
+// the local filesystem as the default filesystem (Spark's staging directory), log aggregation off (container logs
+// stay on the NodeManager, which serves them over its REST API) unless asked for (logs of ended containers then go
+// to <dir>/app-logs, which clientConf names), DefaultContainerExecutor (containers run as
 // this user), vmem/pmem checks off, one `default` queue of the capacity scheduler. The daemons' output goes to
 // files in the cluster's folder, never to the test log.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -100,7 +101,9 @@ async function up(url: string, ok: (body: string) => boolean, proc: ChildProcess
 }
 
 /** Starts a ResourceManager and a NodeManager on loopback; resolves once the node has registered. */
-export async function startYarn(opts: { memoryMb?: number; vcores?: number } = {}): Promise<YarnCluster> {
+export async function startYarn(
+  opts: { memoryMb?: number; vcores?: number; logAggregation?: boolean } = {},
+): Promise<YarnCluster> {
   await waitForYarnJars();
   const jh = javaHome();
   if (!jh) throw new Error('no JDK (JAVA_HOME) for the YARN daemons');
@@ -112,7 +115,19 @@ export async function startYarn(opts: { memoryMb?: number; vcores?: number } = {
   );
   const lo = '127.0.0.1';
   // The application masters reach the scheduler at the address of the client's configuration.
-  const clientConf = { 'fs.defaultFS': 'file:///', 'yarn.resourcemanager.scheduler.address': `${lo}:${sched}` };
+  // With log aggregation, ended containers' logs go to the remote log folder on the local filesystem, which the
+  // client reads them from (its configuration names the folder).
+  const aggregation: Record<string, string> = opts.logAggregation
+    ? {
+        'yarn.log-aggregation-enable': 'true',
+        'yarn.nodemanager.remote-app-log-dir': path.join(dir, 'app-logs'),
+      }
+    : { 'yarn.log-aggregation-enable': 'false' };
+  const clientConf: Record<string, string> = {
+    'fs.defaultFS': 'file:///',
+    'yarn.resourcemanager.scheduler.address': `${lo}:${sched}`,
+    ...(opts.logAggregation ? aggregation : {}),
+  };
   writeFileSync(
     path.join(conf, 'core-site.xml'),
     xml({ 'fs.defaultFS': 'file:///', 'hadoop.tmp.dir': path.join(dir, 'tmp') }),
@@ -147,7 +162,7 @@ export async function startYarn(opts: { memoryMb?: number; vcores?: number } = {
       'yarn.nodemanager.container-executor.class': 'org.apache.hadoop.yarn.server.nodemanager.DefaultContainerExecutor',
       'yarn.nodemanager.env-whitelist':
         'JAVA_HOME,HADOOP_COMMON_HOME,HADOOP_HDFS_HOME,HADOOP_CONF_DIR,CLASSPATH_PREPEND_DISTCACHE,HADOOP_YARN_HOME,HADOOP_HOME,PATH,LANG,TZ',
-      'yarn.log-aggregation-enable': 'false',
+      ...aggregation,
       'yarn.scheduler.minimum-allocation-mb': '256',
       'yarn.scheduler.maximum-allocation-mb': String(opts.memoryMb ?? 6144),
       'yarn.resourcemanager.nodemanager-connect-retries': '3',

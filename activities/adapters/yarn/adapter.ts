@@ -18,7 +18,8 @@
 // State: the ResourceManager's application report (RUNNING, FINISHED + finalStatus, FAILED, KILLED), its
 // diagnostics as the reason; a ResourceManager that does not answer is UNKNOWN with the cause. Logs: the
 // driver's container (the AM's, `_000001`) and the executors' containers from the AM's NodeManager's REST API
-// (no log aggregation needed). Remove: kill the application unless it has ended; the folder stays.
+// (no log aggregation needed); with yarn.log-aggregation-enable in hadoopConf, an ended application's from the
+// aggregated files (aggregated-logs.ts). Remove: kill the application unless it has ended; the folder stays.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -39,15 +40,20 @@ import { redact } from '../../../lib/log';
 import { childEnv } from '../local/child-env';
 import { errCode, readEndpoint, readIntFile, writeFileAtomic } from '../local/driver-files';
 import { readLineRange } from '../local/logs';
-import { groupAlive, killDriver, spawnDriver, waitUntil } from '../local/process';
+import { groupAlive, killDriver, sleep, spawnDriver, waitUntil } from '../local/process';
 import { freePort, OPERATION_LOG_DIR } from '../local/sql-engine';
 import { writeHadoopConfDir } from './hadoop-conf';
 import { YarnUnreachable, yarnRest, type YarnApp, type YarnRest } from './rest';
+import { AGGREGATED_FILES, AGGREGATING, aggregatedLogs, aggregationOn } from './aggregated-logs';
 import { yarnEngineLaunch } from './sql-engine';
 import { toStatus } from './status';
 import { hadoopProps, yarnSubmitArgs, yarnTag, type YarnAdapterOptions } from './submit-args';
 
 const DRIVER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/;
+/** Application states after which it runs no container. */
+const ENDED = ['FINISHED', 'FAILED', 'KILLED'];
+/** How long a logs call waits for an ended application's logs to reach the aggregated files. */
+const AGGREGATION_WAIT_MS = 20_000;
 /** The files of a driver's folder on the launching host; `removed` also tells the retention sweep it ended. */
 export const YARN_DRIVER_FILES = {
   command: 'command.json',
@@ -321,14 +327,35 @@ async function logs(y: YarnContext, driverId: string, range: LogRange): Promise<
       type: 'process',
     },
   ];
-  const app = st.appId ? await y.rest.app(st.appId).catch(() => undefined) : undefined;
+  let app = st.appId ? await y.rest.app(st.appId).catch(() => undefined) : undefined;
+  const am = app?.amContainerLogs ? /\/(container_[A-Za-z0-9_]+)/.exec(app.amContainerLogs)?.[1] : undefined;
+  const roleOf = (c: string) => (c !== am ? 'executor' : clientMode ? 'application-master' : 'driver');
+  // Ended, on a cluster that aggregates logs: its NodeManagers hand them over to the aggregated files and stop
+  // serving them, so they are read there, after a short wait when the handover is still going on.
+  if (app && ENDED.includes(app.state) && aggregationOn(y.o)) {
+    let agg = await aggregatedLogs(y.o, dir, app);
+    for (const until = Date.now() + AGGREGATION_WAIT_MS; !agg && Date.now() < until;) {
+      if (!AGGREGATING.includes(app.logAggregationStatus ?? '')) break;
+      await sleep(500);
+      app = (await y.rest.app(app.id).catch(() => undefined)) ?? app;
+      agg = await aggregatedLogs(y.o, dir, app);
+    }
+    if (agg?.size) {
+      for (const c of [...agg.keys()].sort())
+        for (const file of AGGREGATED_FILES) {
+          const text = agg.get(c)!.get(file);
+          if (text === undefined) continue;
+          out.push(entry(c, roleOf(c), `${c}/${file}`, slice(text, range), c === am ? st.phase : 'UNKNOWN'));
+        }
+      return out;
+    }
+  }
   const nm = app?.amHostHttpAddress ?? (app?.amContainerLogs ? new URL(app.amContainerLogs).host : undefined);
   if (!app || !nm) return out;
-  const am = app.amContainerLogs ? /\/(container_[A-Za-z0-9_]+)/.exec(app.amContainerLogs)?.[1] : undefined;
   const containers = new Set(await y.rest.containers(nm, app.id).catch(() => [] as string[]));
   if (am) containers.add(am);
   for (const c of [...containers].sort()) {
-    const role = c !== am ? 'executor' : clientMode ? 'application-master' : 'driver';
+    const role = roleOf(c);
     for (const file of ['stdout', 'stderr']) {
       const text = await y.rest.containerLog(nm, c, file).catch(() => undefined);
       if (text === undefined) continue;

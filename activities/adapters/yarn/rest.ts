@@ -18,6 +18,8 @@ export interface YarnApp {
   /** host:port of the NodeManager's web app running the AM. */
   amHostHttpAddress?: string;
   applicationTags?: string;
+  /** NOT_START, RUNNING, SUCCEEDED, FAILED, TIME_OUT, DISABLED (no aggregation), ...: the ended containers' logs. */
+  logAggregationStatus?: string;
 }
 
 export class YarnUnreachable extends Error {
