@@ -3,9 +3,10 @@
 // one API and resumed on the other with Last-Event-ID; host-a's two workers start and host-b's stops (its job
 // UNKNOWN with that cause, never FAILED); jobs through both APIs land on host-a, whose second worker is killed
 // -9 while they run; host-b comes back (its job finishes there); one API is killed -9 and the client goes on
-// through the other. With `groups`, asynchronous executions on a scale-2 group go through both APIs the
+// through the other. A Socket.IO subscriber on each API follows host-b's job too. With `groups`, asynchronous executions on a scale-2 group go through both APIs the
 // whole time (bench/chaos-groups.ts). Used by test/e2e/scale-out.test.ts (short) and `npm run chaos -- --scale`.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { io as ioClient } from 'socket.io-client';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../lib/config';
@@ -62,6 +63,8 @@ export interface ScaleChaosReport {
   absent: { state: string; error?: string };
   /** The SSE stream of the host-b job: states in the order they came, over several APIs. */
   stream: { states: string[]; connections: number; http5xx: number; inOrder: boolean };
+  /** The host-b job's states as Socket.IO subscribers of `/jobs` on each API saw them (api-2's until it died). */
+  sockets: string[][];
   /** Its logs read through the client after it ended (on host-b). */
   logsFromItsHost: boolean;
   /** spark_jobs of each API while both lived. */
@@ -118,7 +121,16 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
   let connections = 0;
   const nextApi = () => (connections++ === 0 || !api2.alive() ? api1.url : api2.url);
   const follower = followJob(nextApi, `tags=${encodeURIComponent(tag)}`);
-  await Promise.race([follower.connected, sleep(30_000)]);
+  // And a Socket.IO subscriber on each API, for the same job.
+  const sockets = bed.apis.map((a) => {
+    const states: string[] = [];
+    const socket = ioClient(`${a.origin}/jobs`, { transports: ['websocket'], query: { tags: tag } });
+    socket.on('job', (j: { state?: string }) => {
+      if (j.state && states.at(-1) !== j.state) states.push(j.state);
+    });
+    return { socket, states, connected: new Promise<void>((r) => socket.once('connect', () => r())) };
+  });
+  await Promise.race([Promise.all([follower.connected, ...sockets.map((x) => x.connected)]), sleep(30_000)]);
   const onB = await submit('on-b', o.jobSeconds, tag);
   await until(onB, (j) => j.state === 'BUSY', 120_000, 'BUSY');
   follower.cut();
@@ -163,6 +175,7 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
   const deadline = Date.now() + 30_000;
   while (follower.states.at(-1) !== 'FINISHED' && Date.now() < deadline) await sleep(200);
   follower.close();
+  for (const x of sockets) x.socket.close();
   const executions = groupLoad ? await groupLoad.stop(120_000) : undefined;
   // The hosts the group's instances ran on (records of every instance, ended ones too).
   const groupHosts = async () =>
@@ -177,6 +190,7 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
       http5xx: follower.http5xx,
       inOrder: statesInOrder(follower.states),
     },
+    sockets: sockets.map((x) => x.states),
     logsFromItsHost: logs.status === 200 && JSON.stringify(logs.body).includes('SCALE_DONE'),
     metrics,
     retentionQueue: sched.action.type === 'startWorkflow' ? sched.action.taskQueue : '',
@@ -230,7 +244,11 @@ export async function scaleChaosMain(): Promise<void> {
     });
     await bed.stop();
     const metricsAgree = JSON.stringify(r.metrics[0]) === JSON.stringify(r.metrics[1]);
-    const streamOk = r.stream.inOrder && r.stream.http5xx === 0 && r.stream.states.at(-1) === 'FINISHED';
+    const streamOk =
+      r.stream.inOrder &&
+      r.stream.http5xx === 0 &&
+      r.stream.states.at(-1) === 'FINISHED' &&
+      JSON.stringify(r.sockets[0]) === JSON.stringify(r.stream.states);
     const absentOk = r.absent.state === 'UNKNOWN' && (r.absent.error ?? '').includes("'host-b'");
     const ex = r.executions!;
     console.log(`
@@ -239,6 +257,7 @@ export async function scaleChaosMain(): Promise<void> {
   wrong          ${r.wrong}   (not FINISHED once on the host it had to land on)
   host-b gone    ${r.absent.state}: ${r.absent.error ?? ''}
   stream         ${r.stream.states.join(' → ')} over ${r.stream.connections} connections, ${r.stream.http5xx} × 5xx
+  Socket.IO      ${r.sockets.map((st, i) => `api-${i + 1}: ${st.join(' → ')}`).join('; ')}
   logs           ${r.logsFromItsHost ? 'read on host-b' : 'NOT read'}
   metrics        ${metricsAgree ? 'agree' : 'DIFFER'} across APIs (${r.metrics[0].length} spark_jobs series)
   retention      one schedule, on ${r.retentionQueue}

@@ -66,6 +66,9 @@ describe('two hosts, three workers, two APIs', () => {
     expect(report.stream.states.at(-1)).toBe('FINISHED');
     expect(report.stream.states).toContain('UNKNOWN');
     expect(report.stream.inOrder, report.stream.states.join(' ')).toBe(true);
+    // Socket.IO subscribers on both APIs saw the same changes: api-1's all of them, api-2's until it was killed.
+    expect(report.sockets[0]).toEqual(report.stream.states);
+    expect(report.sockets[1].slice(0, 4)).toEqual(['SUBMITTED', 'STARTING', 'BUSY', 'UNKNOWN']);
     // The APIs' metrics agree (both count the shared store).
     expect(report.metrics[0].length).toBeGreaterThan(0);
     expect(report.metrics[0]).toEqual(report.metrics[1]);
