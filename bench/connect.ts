@@ -169,14 +169,23 @@ runBench('connect', 1800, async () => {
   // The large collect, alternating sides.
   await viaGw.connect(`${gw.url}/;token=${key}`);
   const mbps = { gateway: [] as number[], direct: [] as number[] };
+  // CPU of this process (the gateway, beside an idle API) per MB through it: a figure the machine's load does not skew.
+  let gwCpuMs = 0;
   for (let i = 0; i < COLLECT_RUNS; i++) {
+    const cpu = process.cpuUsage();
     mbps.gateway.push((await must<[number, number]>(viaGw, COLLECT(COLLECT_MB)))[0]);
+    const used = process.cpuUsage(cpu);
+    gwCpuMs += (used.user + used.system) / 1000;
     mbps.direct.push((await must<[number, number]>(direct, COLLECT(COLLECT_MB)))[0]);
   }
   const [cg, cd] = [stats(mbps.gateway).p50, stats(mbps.direct).p50];
   console.log(`\ncollect of ${COLLECT_MB} MB (Arrow), ${COLLECT_RUNS} runs each, median`);
   console.log(`  gateway ${round(cg, 1)} MB/s, direct ${round(cd, 1)} MB/s`);
   printTarget('gateway / direct collect MB/s', (100 * cg) / cd, '>', 90, '%');
+  const cpuPerMb = gwCpuMs / (COLLECT_RUNS * COLLECT_MB);
+  console.log(
+    `  gateway process CPU: ${round(cpuPerMb, 2)} ms per MB (${round(1000 / cpuPerMb, 0)} MB/s a core could carry)`,
+  );
 
   printJson('connect', {
     gatewayP50: round(g.p50, 2),
@@ -192,5 +201,6 @@ runBench('connect', 1800, async () => {
     collectMB: COLLECT_MB,
     collectGatewayMBps: round(cg, 1),
     collectDirectMBps: round(cd, 1),
+    gatewayCpuMsPerMB: round(cpuPerMb, 2),
   });
 });

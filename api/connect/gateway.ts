@@ -19,6 +19,7 @@ import http2, {
 import type { IncomingMessage } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { tcpAccepts } from '../../activities/adapters/engine-probe';
 import { CONNECT_SECRET_HEADER } from '../../lib/driver-secret';
 import { logger } from '../../lib/log';
 import { AuthFailure, authenticatorOf, authorize, type Principal } from '../auth/authenticate';
@@ -118,7 +119,14 @@ export async function startConnectGateway(deps: ApiDeps, opts: ConnectGatewayOpt
     return u;
   };
 
-  const serverGone = async (s: LiveSession, cause: string): Promise<GrpcError> => {
+  /**
+   * A forwarded call failed. A server that still accepts connections only lost this call (a reset stream): the
+   * client may retry (UNAVAILABLE, which pyspark retries and reattaches). One that does not is gone, and so are
+   * the sessions on it: they end, and the call fails for good saying so.
+   */
+  const callFailed = async (s: LiveSession, cause: string): Promise<GrpcError> => {
+    if (await tcpAccepts(s.endpoint, 1_000))
+      return new GrpcError(GrpcStatus.UNAVAILABLE, `the call to the Spark Connect server failed (${cause}); try again`);
     const reason = `its Spark Connect server (cluster '${s.record.clusterName}', ${s.record.driverId}) stopped or died (${cause})`;
     await sessions.endOnDriver(s.record.driverId, reason);
     const u = upstreams.get(`${s.endpoint.host}:${s.endpoint.port}`);
@@ -236,7 +244,7 @@ export async function startConnectGateway(deps: ApiDeps, opts: ConnectGatewayOpt
       });
       up.on('error', (err: NodeJS.ErrnoException) => {
         const cause = err.code ?? err.message;
-        void serverGone(s, cause).then((e) => {
+        void callFailed(s, cause).then((e) => {
           if (!responded) replyStatus(stream, e.code, e.message);
           else if (!stream.destroyed) {
             trailers = { 'grpc-status': String(e.code), 'grpc-message': grpcMessage(e.message) };
@@ -248,7 +256,7 @@ export async function startConnectGateway(deps: ApiDeps, opts: ConnectGatewayOpt
       up.on('close', () => {
         // Reset by the server without an answer (RST_STREAM, GOAWAY): the server went away mid-call.
         if (!responded && !finished && up.rstCode !== http2.constants.NGHTTP2_NO_ERROR && !stream.destroyed) {
-          void serverGone(s, `stream reset ${up.rstCode}`).then((e) => {
+          void callFailed(s, `stream reset ${up.rstCode}`).then((e) => {
             replyStatus(stream, e.code, e.message);
             finish();
           });
