@@ -322,6 +322,15 @@ class IndexedOplog implements Oplog {
     /** The newest timestamp trimmed away: a resume token before it has lost history. */
     private volatile long trimmedUpTo;
     private int sinceTrim;
+    /**
+     * Entries trimmed from the index whose documents are still in the file: the trimmer thread removes them
+     * one at a time. Removing 500 documents took 0.2-0.6 s on a loaded machine, and done under appendLock it
+     * stalled every write for that long once the oplog was full (a stack's p99 grew tenfold with its age).
+     * Guarded by itself. Entries left there by a crash are in the file, so they are read and trimmed again.
+     */
+    private final java.util.ArrayDeque<Document> toRemove = new java.util.ArrayDeque<>();
+    /** Held for each change of the persisted collection: an append's add, the trimmer's one removal. */
+    private final Object fileLock = new Object();
     /** Parked getMores (see park), woken by the next append. Guarded by appendLock. */
     private final List<Runnable> waiters = new ArrayList<>();
     private final java.util.UUID ui = java.util.UUID.randomUUID();
@@ -351,6 +360,33 @@ class IndexedOplog implements Oplog {
         }
         synchronized (appendLock) {
             trim();
+        }
+        Thread trimmer = new Thread(this::removeTrimmed, "oplog-trimmer");
+        trimmer.setDaemon(true);
+        trimmer.start();
+    }
+
+    /** The trimmer thread: removes trimmed entries from the file, each under fileLock, appends in between. */
+    private void removeTrimmed() {
+        while (true) {
+            Document d;
+            synchronized (toRemove) {
+                while (toRemove.isEmpty()) {
+                    try {
+                        toRemove.wait();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                d = toRemove.poll();
+            }
+            try {
+                synchronized (fileLock) {
+                    collection.removeDocument(d);
+                }
+            } catch (RuntimeException e) {
+                System.err.println("oplog: removing a trimmed entry failed: " + e);
+            }
         }
     }
 
@@ -387,7 +423,9 @@ class IndexedOplog implements Oplog {
         synchronized (appendLock) {
             for (Document e : entries) {
                 e.put(TS, nextTs());
-                collection.addDocument(e);
+                synchronized (fileLock) {
+                    collection.addDocument(e);
+                }
                 index.put(ts(e).getValue(), e);
             }
             for (Runnable wake : waiters) wake.run();
@@ -400,7 +438,10 @@ class IndexedOplog implements Oplog {
         }
     }
 
-    /** Drops entries beyond the count bound or older than the age bound, from the index and the file. */
+    /**
+     * Drops entries beyond the count bound or older than the age bound from the index, and hands them to the
+     * trimmer thread for the file. Under appendLock.
+     */
     private void trim() {
         long cutoff = 0;
         int excess = index.size() - (int) Math.min(Integer.MAX_VALUE, maxEntries);
@@ -415,7 +456,10 @@ class IndexedOplog implements Oplog {
         ConcurrentNavigableMap<Long, Document> gone = index.headMap(cutoff, true);
         if (gone.isEmpty()) return;
         trimmedUpTo = Math.max(trimmedUpTo, cutoff);
-        for (Document d : gone.values()) collection.removeDocument(d);
+        synchronized (toRemove) {
+            toRemove.addAll(gone.values());
+            toRemove.notifyAll();
+        }
         gone.clear();
     }
 
