@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { childEnv } from '../local/child-env';
 import { writeFileAtomic } from '../local/driver-files';
 import type { YarnApp } from './rest';
 import type { YarnAdapterOptions } from './submit-args';
@@ -117,8 +118,6 @@ async function readerSource(o: YarnAdapterOptions): Promise<string> {
   return file;
 }
 
-const javaBin = () => (process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java');
-
 /**
  * The application's stdout and stderr by container, once its logs are aggregated; undefined while they are not (yet),
  * or when the cluster does not aggregate. `driverDir`: the driver's folder (its `conf` is the Hadoop configuration).
@@ -136,17 +135,13 @@ export async function aggregatedLogs(
   if (!['SUCCEEDED', 'FAILED', 'TIME_OUT'].includes(app.logAggregationStatus ?? '')) return undefined;
   const source = await readerSource(o);
   const cp = [path.join(driverDir, 'conf'), path.join(o.config.SPARK_HOME, 'jars', '*')].join(path.delimiter);
+  // What a JVM needs of the worker's environment (the drivers' allow-list): none of the service's settings or secrets.
+  const env = childEnv('driver');
   const out = await new Promise<Buffer>((resolve, reject) =>
     execFile(
-      javaBin(),
+      env.JAVA_HOME ? path.join(env.JAVA_HOME, 'bin', 'java') : 'java',
       ['-Xmx256m', '-cp', cp, source, app.id, ...AGGREGATED_FILES],
-      // Only what a JVM needs: none of the service's settings or secrets.
-      {
-        encoding: 'buffer',
-        maxBuffer: 256 * 2 ** 20,
-        timeout: 120_000,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' },
-      },
+      { encoding: 'buffer', maxBuffer: 256 * 2 ** 20, timeout: 120_000, env },
       (e, stdout, stderr) =>
         e ? reject(new Error(`reading aggregated logs of ${app.id}: ${String(stderr).slice(-2000)}`)) : resolve(stdout),
     ),
