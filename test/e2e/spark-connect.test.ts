@@ -12,7 +12,7 @@ import type { ApiDeps } from '../../api/deps';
 import { connectServerId, type ConnectServerRecord } from '../../domain/connect';
 import { Collections } from '../../lib/mongo';
 import { ConnectClient } from '../../testkit/connect-client';
-import { call, startHarness, type Harness } from '../harness';
+import { call, eventually, startHarness, type Harness } from '../harness';
 
 const ADMIN_KEY = 'connect-test-admin-key-0123456789abcdef';
 let h: Harness;
@@ -236,6 +236,56 @@ result = [len(pdf), int(pdf["x"].sum())]`),
         .status,
     ).toBe(404);
   }, 60_000);
+
+  it("releases an idle session and one whose client left, stops the server with no session, and stops a deleted cluster's", async () => {
+    const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+    const made = await call(h, 'POST', '/cluster', { name: 'connect-idle', type: 'local' }, admin);
+    expect(made.status).toBe(200);
+    const clusterId = made.body.clusterId as string;
+    // A gateway of the same service with short idle settings (a new server takes the idle time of its start).
+    // Idle for longer than pyspark's first DataFrame call takes on a loaded machine (it imports pandas and pyarrow).
+    const config = { ...h.config, CONNECT_SESSION_IDLE_MS: 6_000, CONNECT_IDLE_MS: 4_000 };
+    const gw2 = await startConnectGateway({ ...deps, config }, { port: 0, graceMs: 1_000 });
+    const url2 = `${gw2.url}/;token=${keys.alice};cluster=connect-idle`;
+    const sessionDoc = (id: string) => h.store.col(Collections.connectSessions).findOne({ _id: id } as Document);
+    try {
+      const a = client();
+      const sa = (await a.connect(url2)) as { result: { sessionId: string } };
+      expect(await a.value('result = spark.range(3).count()')).toBe(3);
+      await new Promise((r) => setTimeout(r, 7_500));
+      const idle = await a.run('result = spark.range(3).count()');
+      expect(idle).toMatchObject({ ok: false, code: 'StatusCode.FAILED_PRECONDITION' });
+      if (!idle.ok) expect(idle.message).toMatch(/no call for 6 s \(CONNECT_SESSION_IDLE_MS\)/);
+      expect(await audit('/connect/session/end', sa.result.sessionId)).toMatchObject({
+        reason: expect.stringMatching(/no call/),
+      });
+
+      const b = client();
+      const sb = (await b.connect(url2)) as { result: { sessionId: string } };
+      expect(await b.value('result = spark.range(2).count()')).toBe(2);
+      await b.close();
+      await eventually(async () =>
+        expect(await sessionDoc(sb.result.sessionId)).toMatchObject({
+          state: 'ENDED',
+          endReason: 'its client disconnected',
+        }),
+      );
+      await a.close();
+      // No session left: the server stops itself after CONNECT_IDLE_MS.
+      await eventually(async () =>
+        expect((await call(h, 'GET', `/connect/server/${clusterId}`, undefined, admin)).body).toEqual([]),
+      );
+    } finally {
+      await gw2.close();
+    }
+    // A server starting when its cluster is deleted stops with it.
+    const started = await call(h, 'POST', `/connect/server/${clusterId}`, { async: true }, admin);
+    expect(started.status).toBe(200);
+    expect((await call(h, 'DELETE', `/cluster/${clusterId}`, undefined, admin)).status).toBe(200);
+    expect(
+      await h.store.col(Collections.connectServers).findOne({ _id: `connect-${clusterId}` } as Document),
+    ).toBeNull();
+  }, 240_000);
 
   it('lets clients go on through a restarted gateway', async () => {
     const c = client();
