@@ -303,6 +303,20 @@ export class SessionTable {
         this.remember(s.record.id, s.record.principal, String(g.endReason ?? 'it was ended'));
       }
     }
+    // Sessions a gateway that is gone left ACTIVE (a crashed API process): idle by their records, so they end
+    // here, and stop counting against their principal's limit. A live one elsewhere writes lastUsed every 30 s.
+    const stale = await sessionsOf(this.deps)
+      .find({ state: ACTIVE, lastUsed: { $lt: t - idle - 2 * TOUCH_WRITE_MS } } as Document)
+      .limit(100)
+      .toArray();
+    for (const d of stale) {
+      if (this.live.has(String(d._id))) continue;
+      const reason = `no call for ${Math.round(idle / 1000)} s (CONNECT_SESSION_IDLE_MS; its gateway had stopped)`;
+      const r = await sessionsOf(this.deps).updateOne({ _id: d._id, state: ACTIVE } as Document, {
+        $set: { state: ENDED, endTime: t, endReason: reason },
+      });
+      if (r.modifiedCount) await this.audit(d as unknown as ConnectSessionRecord, 'end', reason);
+    }
     // Open sessions keep their servers up even while they do not call.
     for (const clusterId of busy) this.keepServer(clusterId);
   }
