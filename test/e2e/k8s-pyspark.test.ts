@@ -6,12 +6,16 @@
 // Spark's backend then creates its executor pods through the API server as the drivers' service account;
 // the kubelet runs them as Spark's image would (KubernetesExecutorBackend) and they do the work. The job's
 // logs, driver and executors, are read through the API server while they run and from the saved copy after.
+// Last, the cluster adapter contract (testkit/adapter-contract.ts) against the same API server and kubelet.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createAdapterRegistry, type AdapterLookup } from '../../activities/adapters/registry';
+import type { ClusterAdapter } from '../../domain/driver';
 import { loadConfig } from '../../lib/config';
+import { adapterContract, contractSpec } from '../../testkit/adapter-contract';
 import { historyServerCommand } from '../../scripts/history-server';
 import { freePort } from '../../testkit/servers';
 import { helmAvailable, installChartRbac, type ChartRelease } from '../../testkit/kube/chart-rbac';
@@ -319,4 +323,38 @@ class SquareSum:
       return left.body.items?.length === 0 ? true : undefined;
     }, 60_000);
   });
+});
+
+// The cluster adapter contract (testkit/adapter-contract.ts) on the same API server and kubelet: the adapter the
+// service's registry builds for the stored cluster, and one of a cluster whose API server nobody listens for.
+describe.skipIf(!ready)('the adapter contract on the real API server', () => {
+  let lookup: AdapterLookup;
+  beforeAll(async () => {
+    const broken = await call(h, 'POST', '/cluster', {
+      name: 'kube-broken',
+      type: 'k8s',
+      url: 'https://127.0.0.1:1',
+      caCert: cp.caCert,
+      token: release.token,
+    });
+    expect(broken.status, JSON.stringify(broken.body)).toBe(200);
+    lookup = createAdapterRegistry(h.config, h.store);
+  });
+  /** The registry's adapter of the cluster, looked up on every call as the activities do. */
+  const via = (name: string): ClusterAdapter => ({
+    launch: async (spec) => (await lookup(name)).launch(spec),
+    status: async (driverId) => (await lookup(name)).status(driverId),
+    logs: async (driverId, range) => (await lookup(name)).logs(driverId, range),
+    remove: async (driverId) => (await lookup(name)).remove(driverId),
+  });
+  adapterContract(
+    () => ({
+      adapter: via('kube'),
+      broken: via('kube-broken'),
+      // In the artifact store, as an uploaded job's files are: the adapter ships them from there.
+      spec: (driverId, kind) => contractSpec(path.join(h.config.ARTIFACT_DIR, 'k8s-contract'), driverId, kind, 'kube'),
+      timeoutMs: 300_000,
+    }),
+    'k8s-contract',
+  );
 });
