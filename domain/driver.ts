@@ -66,9 +66,9 @@ export interface DriverStatus {
   /** Epoch ms when the driver started running / ended, when known. */
   startTime?: number;
   endTime?: number;
-}
   /** The worker host that owns the driver (set by the launch, for clusters whose adapter is `hostBound`). */
   host?: DriverHost;
+}
 
 export interface LogRange {
   /** Offset (line number, from 0) from the start of each log. */
@@ -78,12 +78,12 @@ export interface LogRange {
 }
 
 export interface ClusterAdapter {
-  /** Starts the driver unless one with spec.driverId exists; returns its status either way. */
   /**
    * Its drivers are processes and files of the host that launched them (local clusters): every later call on
    * a driver must run on a worker of that host (domain/hosts.ts).
    */
   readonly hostBound?: boolean;
+  /** Starts the driver unless one with spec.driverId exists; returns its status either way. */
   launch(spec: DriverSpec): Promise<DriverStatus>;
   status(driverId: string): Promise<DriverStatus>;
   /** One entry per resource: the driver, and executors where the cluster has them. */

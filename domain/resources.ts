@@ -38,9 +38,9 @@ export const Job = z.object({
   state: z.enum(JOB_STATES),
   error: z.string().optional(),
   /** A driver that could not be removed yet (its cluster did not answer); removal goes on in the background. */
+  cleanup: z.string().optional(),
   /** The worker host (WORKER_HOST) that runs its driver, on local clusters: its status and logs are read there. */
   host: z.string().optional(),
-  cleanup: z.string().optional(),
   submitTime: z.number().int(),
   startTime: z.number().int().optional(),
   endTime: z.number().int().optional(),

@@ -55,9 +55,9 @@ interface LocalContext {
 export function createLocalAdapter(config: LocalAdapterConfig, opts: LocalAdapterOptions = {}): ClusterAdapter {
   const l: LocalContext = { config, runnerPath: opts.runnerPath ?? path.join(ROOT, 'runner', 'runner.py') };
   return {
-    launch: (spec) => launch(l, spec),
     // Its drivers' processes and folders live on this host only.
     hostBound: true,
+    launch: (spec) => launch(l, spec),
     // async: an invalid driverId rejects, as from the other methods, instead of throwing.
     status: async (driverId) => driverStatus(driverDir(config, driverId), config.SPARK_HISTORY_DIR),
     logs: (driverId, range) => logs(l, driverId, range),
