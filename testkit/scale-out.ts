@@ -11,7 +11,7 @@ import { hostTaskQueue } from '../domain/hosts';
 import { loadConfig, type Config } from '../lib/config';
 import { connectStore, prepareStore, type Store } from '../lib/mongo';
 import { connectTemporal } from '../lib/temporal';
-import { stopProc, type ServiceRunner } from '../scripts/services';
+import { killDrivers, stopProc, type ServiceRunner } from '../scripts/services';
 import { request, type Reply } from './http';
 import { spawnService, waitForHealth } from './processes';
 import { freePort } from './servers';
@@ -101,6 +101,8 @@ export async function startScaleOut(o: ScaleOutOptions): Promise<ScaleOut> {
   const closers: (() => Promise<unknown>)[] = [];
   const stop = async () => {
     await Promise.all(procs.map((p) => stopProc(p.child).catch(() => undefined)));
+    // Drivers outlive workers by design (a group's runners, say): none outlives the bed.
+    for (const h of HOSTS) await killDrivers(path.join(o.dir, h, 'drivers')).catch(() => undefined);
     for (const c of closers.splice(0).reverse()) await c().catch(() => undefined);
   };
   const proc = (name: string, child: ChildProcess, logFile: string): ServiceProc => ({
