@@ -47,8 +47,13 @@ beforeAll(async () => {
     dir: path.join(inject('testDir'), id),
     id,
     prefix: 'conf',
-    // Calls that wait for a driver or an engine that never answers give up fast.
-    env: { LOG_LEVEL: 'error', EXECUTE_WAIT_MS: '1000', SQL_ENGINE_START_TIMEOUT_MS: '1000' },
+    // Calls that wait for a driver, an engine or a Connect server that never answers give up fast.
+    env: {
+      LOG_LEVEL: 'error',
+      EXECUTE_WAIT_MS: '1000',
+      SQL_ENGINE_START_TIMEOUT_MS: '1000',
+      CONNECT_START_TIMEOUT_MS: '1000',
+    },
     bundle: { codePath: inject('bundlePath') },
     adapterFor: async () => idleCluster,
   });
