@@ -81,6 +81,9 @@ export function createYarnAdapter(o: YarnAdapterOptions): ClusterAdapter {
     runnerPath: o.runnerPath ?? path.join(ROOT, 'runner', 'runner.py'),
   };
   return {
+    // Its drivers' folders (what status, logs and removal read and write) and its SQL engines' Thrift Servers
+    // (client mode) are on the worker host that launched them: every later call runs there (domain/hosts.ts).
+    hostBound: true,
     launch: (spec) => launch(y, spec),
     status: async (driverId) => status(y, driverId),
     logs: (driverId, range) => logs(y, driverId, range),
