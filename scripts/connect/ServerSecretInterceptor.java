@@ -1,6 +1,10 @@
 package sparkorchestrator.connect;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.security.MessageDigest;
 import org.sparkproject.connect.grpc.Metadata;
 import org.sparkproject.connect.grpc.ServerCall;
@@ -17,14 +21,35 @@ import org.sparkproject.connect.grpc.Status;
 public final class ServerSecretInterceptor implements ServerInterceptor {
   static final Metadata.Key<String> HEADER =
       Metadata.Key.of("x-connect-server-secret", Metadata.ASCII_STRING_MARSHALLER);
+  private static byte[] secret;
   private final byte[] expected;
 
-  public ServerSecretInterceptor() {
-    String secret = System.getenv("CONNECT_SERVER_SECRET");
-    if (secret == null || secret.isEmpty()) {
-      throw new IllegalStateException("CONNECT_SERVER_SECRET is not set: this server would accept any caller");
+  /**
+   * The secret comes in a file (CONNECT_SERVER_SECRET_FILE), read once and deleted at once: the sessions' code
+   * (Python UDFs, in workers of this server, as this user) could read an environment variable of this process
+   * (its own, or /proc/<pid>/environ) and call other principals' sessions here around the gateway. The server
+   * builds its interceptors when it starts, before any session exists.
+   */
+  private static synchronized byte[] secret() {
+    if (secret != null) return secret;
+    String file = System.getenv("CONNECT_SERVER_SECRET_FILE");
+    if (file == null || file.isEmpty()) {
+      throw new IllegalStateException("CONNECT_SERVER_SECRET_FILE is not set: this server would accept any caller");
     }
-    expected = secret.getBytes(StandardCharsets.US_ASCII);
+    Path p = Paths.get(file);
+    try {
+      String s = new String(Files.readAllBytes(p), StandardCharsets.US_ASCII).trim();
+      Files.delete(p);
+      if (s.isEmpty()) throw new IllegalStateException("the Connect server's secret file is empty");
+      secret = s.getBytes(StandardCharsets.US_ASCII);
+      return secret;
+    } catch (IOException e) {
+      throw new IllegalStateException("the Connect server's secret file cannot be read: " + e.getMessage(), e);
+    }
+  }
+
+  public ServerSecretInterceptor() {
+    expected = secret();
   }
 
   @Override

@@ -2,7 +2,7 @@
 // → the gateway's TLS port with an API key → a real Spark Connect server launched by its workflow on the local
 // cluster. DataFrames, SQL, a Python UDF, a large collect, an error's message, two users, refused tokens, a
 // killed server and a restarted gateway. The clients' output goes to a file, printed when a test fails.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Document } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { startConnectGateway, type RunningGateway } from '../../api/connect/gate
 import { stopServer } from '../../api/connect/stop';
 import type { ApiDeps } from '../../api/deps';
 import { connectServerId, type ConnectServerRecord } from '../../domain/connect';
+import { connectServerSecret } from '../../lib/driver-secret';
 import { Collections } from '../../lib/mongo';
 import { ConnectClient } from '../../testkit/connect-client';
 import { call, eventually, startHarness, type Harness } from '../harness';
@@ -145,6 +146,30 @@ from pyspark.sql.functions import udf
 plus = udf(lambda x: x * 10 + 1, "long")
 result = [r[0] for r in spark.range(3).select(plus("id")).collect()]`),
     ).toEqual([1, 11, 21]);
+    // Nothing a session's code can read holds the server's secret (with it, a UDF could call other principals'
+    // sessions around the gateway): not its worker's environment, not the server JVM's, not the server's folder.
+    const server0 = (await server())!;
+    const secret = connectServerSecret(h.config.SECRET_KEY!, server0.driverId!);
+    expect(
+      await alice.value(`
+from pyspark.sql.functions import udf
+def look(_):
+    import os, glob
+    seen = [os.environ.get(k, "") for k in os.environ]
+    for f in glob.glob("/proc/[0-9]*/environ") + glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            seen.append(open(f, "rb").read().decode("latin-1"))
+        except Exception:
+            pass
+    for f in glob.glob(os.path.join(os.getcwd(), "**"), recursive=True):
+        try:
+            seen.append(open(f, "rb").read(65536).decode("latin-1"))
+        except Exception:
+            pass
+    return "\\n".join(seen)
+result = [r[0] for r in spark.range(1).select(udf(look, "string")("id")).collect()][0]`),
+    ).not.toContain(secret);
+    expect(existsSync(path.join(h.config.DRIVER_DIR, server0.driverId!, 'connect-secret'))).toBe(false);
     // ~32 MB of Arrow batches through the proxy.
     expect(
       await alice.value(`

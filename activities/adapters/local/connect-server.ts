@@ -14,6 +14,8 @@ import { localSparkConf, sparkSubmitOptions, type LaunchPlan, type SubmitConfig 
 
 export const CONNECT_SERVER_CLASS = 'org.apache.spark.sql.connect.service.SparkConnectServer';
 const INTERCEPTOR_CLASS = 'sparkorchestrator.connect.ServerSecretInterceptor';
+/** In the server's folder (its working directory) until its interceptor has read it. */
+const SECRET_FILE = 'connect-secret';
 
 export type ConnectConfig = SubmitConfig &
   Pick<Config, 'PYTHON'> &
@@ -62,11 +64,15 @@ export function connectServerLaunch(spec: DriverSpec, config: ConnectConfig, por
       // Python UDFs of the sessions run in workers of this interpreter (the venv has the client's packages).
       PYSPARK_PYTHON: config.PYTHON,
       PYSPARK_DRIVER_PYTHON: config.PYTHON,
-      // This server's own secret (not the service's): redacted from the folder's command file.
-      CONNECT_SERVER_SECRET: connectServerSecret(config.SECRET_KEY, spec.driverId),
+      // This server's own secret (not the service's) is in a file its interceptor reads and deletes when the
+      // server starts, so no session's code finds it in an environment (ServerSecretInterceptor.java).
+      CONNECT_SERVER_SECRET_FILE: SECRET_FILE,
     },
     dirs: [DRIVER_FILES.eventLog],
-    files: { [DRIVER_FILES.endpoint]: `${JSON.stringify(endpoint)}\n` },
+    files: {
+      [DRIVER_FILES.endpoint]: `${JSON.stringify(endpoint)}\n`,
+      [SECRET_FILE]: `${connectServerSecret(config.SECRET_KEY, spec.driverId)}\n`,
+    },
   };
 }
 
