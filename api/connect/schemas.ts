@@ -1,5 +1,6 @@
 // Shapes of the Spark Connect routes and streams (one source: handlers, the OpenAPI document and tests).
 import { z } from 'zod';
+import { connectServerLinks } from '../spark-ui/links';
 import type { ConnectServerRecord, ConnectSessionRecord } from '../../domain/connect';
 
 export const ConnectServerCreation = z
@@ -24,6 +25,9 @@ export const ConnectServerInfo = z.object({
   error: z.string().optional(),
   startTime: z.number().int().optional(),
   createdTime: z.number().int(),
+  /** While RUNNING: its live Spark UI and its (in-progress) run in the History Server, through the API. */
+  uiUrl: z.string().optional(),
+  historyUrl: z.string().optional(),
 });
 export type ConnectServerInfo = z.infer<typeof ConnectServerInfo>;
 
@@ -53,6 +57,7 @@ export const toServerInfo = (r: ConnectServerRecord): ConnectServerInfo => ({
   ...(r.error !== undefined ? { error: r.error } : {}),
   ...(r.startTime !== undefined ? { startTime: r.startTime } : {}),
   createdTime: r.createdTime,
+  ...connectServerLinks(r),
 });
 
 export const toSessionInfo = (r: ConnectSessionRecord): ConnectSessionInfo => ({

@@ -29,6 +29,13 @@ export function engineLinks(engine: { id: string; type: string; state: string })
   return { uiUrl: `${base}/ui/`, historyUrl: `${base}/history/` };
 }
 
+/** A Spark Connect server's links while it runs, as a SPARK_SQL engine's. */
+export function connectServerLinks(server: { id: string; state: string }): UiLinks {
+  if (server.state !== 'RUNNING') return {};
+  const base = `${API_PREFIX}/connect/server/${encodeURIComponent(server.id)}`;
+  return { uiUrl: `${base}/ui/`, historyUrl: `${base}/history/` };
+}
+
 /**
  * Livy's appInfo of a job: absolute URLs on the REST API (the Livy API listens on another port): its Spark
  * UI (live, else its history) and its driver's log lines. `apiUrl`: the REST API's base URL.

@@ -7,7 +7,15 @@
 // Server, since a sandboxed page's subresource requests carry no cookie.
 import type { ApiDeps } from '../deps';
 import { route, type RouteDef } from '../routing';
-import { engineSubject, jobSubject, serveHistory, serveLiveUi, serveStatic, type UiSubject } from './service';
+import {
+  connectServerSubject,
+  engineSubject,
+  jobSubject,
+  serveHistory,
+  serveLiveUi,
+  serveStatic,
+  type UiSubject,
+} from './service';
 import { startSession } from './session';
 
 /** Who may read Spark UIs: whoever may read jobs. */
@@ -44,7 +52,7 @@ function uiRoute(
 
 /** Spark's static files under every UI path: the same files for every job, so no job is looked at. */
 function staticRoutes(deps: ApiDeps): RouteDef[] {
-  return ['/job/:jobId', '/sql/engine/:sqlEngineId'].flatMap((base) =>
+  return ['/job/:jobId', '/sql/engine/:sqlEngineId', '/connect/server/:connectServerId'].flatMap((base) =>
     (['ui', 'history'] as const).map((kind) =>
       route({
         method: 'get',
@@ -65,9 +73,11 @@ function staticRoutes(deps: ApiDeps): RouteDef[] {
 function routesOf(deps: ApiDeps, pages: boolean): RouteDef[] {
   const job = (p: Record<string, string>) => jobSubject(deps, p.jobId);
   const engine = (p: Record<string, string>) => engineSubject(deps, p.sqlEngineId);
+  const connect = (p: Record<string, string>) => connectServerSubject(deps, p.connectServerId);
   return (['ui', 'history'] as const).flatMap((kind) => [
     uiRoute(deps, kind, '/job/:jobId', 'job (single job or group instance)', job, pages),
     uiRoute(deps, kind, '/sql/engine/:sqlEngineId', 'SQL engine', engine, pages),
+    uiRoute(deps, kind, '/connect/server/:connectServerId', 'Spark Connect server', connect, pages),
   ]);
 }
 

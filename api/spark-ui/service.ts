@@ -9,6 +9,7 @@ import { findAppId } from '../../activities/adapters/local/driver-files';
 import { instanceDriverId } from '../../domain/group';
 import { singleJobDriverId } from '../../domain/job';
 import { isTerminal, JobType, type JobState } from '../../domain/states';
+import { ConnectServerState } from '../../domain/connect';
 import { SqlEngineState } from '../../domain/sql-engine';
 import { Collections } from '../../lib/mongo';
 import type { ApiDeps } from '../deps';
@@ -40,6 +41,7 @@ export interface UiSubject {
 
 export const jobBase = (jobId: string) => `${API_PREFIX}/job/${jobId}`;
 export const engineBase = (engineId: string) => `${API_PREFIX}/sql/engine/${engineId}`;
+export const connectServerBase = (serverId: string) => `${API_PREFIX}/connect/server/${serverId}`;
 
 /** The driver of a job's current try: single jobs one per attempt, group instances one each. */
 export function jobDriverId(job: { jobId: string; jobType: string; attempt?: number }): string | undefined {
@@ -92,15 +94,36 @@ export async function engineSubject(
   };
 }
 
+export async function connectServerSubject(
+  { store, config }: Pick<ApiDeps, 'store' | 'config'>,
+  serverId: string,
+): Promise<UiSubject> {
+  const missing = `Spark Connect server '${serverId}' does not exist`;
+  if (!PROXY_ID.test(serverId)) throw notFound(missing);
+  const d = await store.col(Collections.connectServers).findOne({ id: serverId } as Document);
+  if (!d) throw notFound(missing);
+  const driverId = typeof d.driverId === 'string' && DRIVER_ID.test(d.driverId) ? d.driverId : undefined;
+  const appId = driverId ? await findAppId(path.join(config.DRIVER_DIR, driverId)).catch(() => undefined) : undefined;
+  return {
+    id: serverId,
+    base: connectServerBase(serverId),
+    driverId,
+    live: d.state === ConnectServerState.RUNNING,
+    ...(appId && { appId }),
+    ...(typeof d.clusterId === 'string' && { cluster: { id: d.clusterId } }),
+    what: `Spark Connect server ${serverId}`,
+  };
+}
+
 /**
  * The request's path split at `<base>/<kind>`, the base as the request spelt it (a scheduled job's `:` may
  * come as `%3A`: Spark's links must keep the caller's spelling): undefined unless its id decodes to the
  * subject's. Only id characters and %-escapes reach the context, which Spark writes into its pages.
  */
 function split(ctx: Context, s: UiSubject, kind: 'ui' | 'history'): { base: string; rest: string } | undefined {
-  const m = new RegExp(`^(${API_PREFIX}/(?:job|sql/engine)/([A-Za-z0-9._:-]|%[0-9A-Fa-f]{2})+)/${kind}(/.*)?$`).exec(
-    ctx.path,
-  );
+  const m = new RegExp(
+    `^(${API_PREFIX}/(?:job|sql/engine|connect/server)/([A-Za-z0-9._:-]|%[0-9A-Fa-f]{2})+)/${kind}(/.*)?$`,
+  ).exec(ctx.path);
   if (!m) return undefined;
   const raw = m[1].slice(m[1].lastIndexOf('/') + 1);
   let id: string;

@@ -197,6 +197,20 @@ result = [len(pdf), int(pdf["x"].sum())]`),
     expect(servers.status).toBe(200);
     expect(servers.body).toMatchObject([{ id: 'connect-default', clusterName: 'default', state: 'RUNNING' }]);
     expect(servers.body[0]).not.toHaveProperty('endpoint');
+    // Its Spark UI through the API, for a viewer (its sessions' queries are its stages); nobody else.
+    expect(servers.body[0].uiUrl).toBe('/api/v1/connect/server/connect-default/ui/');
+    const apps = await call(h, 'GET', '/connect/server/connect-default/ui/api/v1/applications', undefined, asViewer);
+    expect(apps.status, JSON.stringify(apps.body)).toBe(200);
+    const appId = (apps.body as { id: string }[])[0].id;
+    const stages = await call(
+      h,
+      'GET',
+      `/connect/server/connect-default/ui/api/v1/applications/${appId}/stages`,
+      undefined,
+      asViewer,
+    );
+    expect((stages.body as { status: string }[]).some((st) => st.status === 'COMPLETE')).toBe(true);
+    expect((await call(h, 'GET', '/connect/server/connect-default/ui/api/v1/applications')).status).toBe(401);
     const listed = await call(h, 'GET', '/connect/session/default', undefined, asViewer);
     expect(listed.body).toContainEqual(
       expect.objectContaining({

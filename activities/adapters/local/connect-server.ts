@@ -10,7 +10,9 @@ import type { Config } from '../../../lib/config';
 import { connectServerSecret } from '../../../lib/driver-secret';
 import { DRIVER_FILES } from './driver-files';
 import { ENGINE_HOST, freePort } from './sql-engine';
-import { localSparkConf, sparkSubmitOptions, type LaunchPlan, type SubmitConfig } from './submit-args';
+import { uiFile } from './spark-ui';
+import { localSparkConf, sparkSubmitOptions, type LaunchPlan, type LocalUi, type SubmitConfig } from './submit-args';
+import { uiFilterClasses } from './ui-filter';
 
 export const CONNECT_SERVER_CLASS = 'org.apache.spark.sql.connect.service.SparkConnectServer';
 const INTERCEPTOR_CLASS = 'sparkorchestrator.connect.ServerSecretInterceptor';
@@ -26,7 +28,7 @@ export const connectInterceptorJar = (config: Pick<Config, 'STACK_DIR'>): string
   path.resolve(config.STACK_DIR, 'jvm', 'connect-interceptor.jar');
 
 /** What launch runs for a Connect server on `port`. Throws InvalidSpecError when the server is not installed. */
-export function connectServerLaunch(spec: DriverSpec, config: ConnectConfig, port: number): LaunchPlan {
+export function connectServerLaunch(spec: DriverSpec, config: ConnectConfig, port: number, ui?: LocalUi): LaunchPlan {
   const jar = config.SPARK_CONNECT_JAR;
   const interceptor = connectInterceptorJar(config);
   for (const [what, p] of [
@@ -41,9 +43,10 @@ export function connectServerLaunch(spec: DriverSpec, config: ConnectConfig, por
     if (!path.isAbsolute(p)) throw new InvalidSpecError(`artifact path ${p} is not absolute`);
   }
   const conf = {
-    // No UI: sessions' work is seen through the gateway; a UI port would be one more listener per server.
-    'spark.ui.enabled': 'false',
-    ...localSparkConf(spec, config),
+    // Its UI (when given a port) on loopback behind the Host check, sealed for the API's proxy like a driver's;
+    // else none.
+    ...(ui ? {} : { 'spark.ui.enabled': 'false' }),
+    ...localSparkConf(spec, config, ui),
     'spark.connect.grpc.binding.port': String(port),
     'spark.connect.grpc.interceptor.classes': INTERCEPTOR_CLASS,
   };
@@ -72,10 +75,12 @@ export function connectServerLaunch(spec: DriverSpec, config: ConnectConfig, por
     files: {
       [DRIVER_FILES.endpoint]: `${JSON.stringify(endpoint)}\n`,
       [SECRET_FILE]: `${connectServerSecret(config.SECRET_KEY, spec.driverId)}\n`,
+      ...(ui && { [DRIVER_FILES.ui]: uiFile(ui.port, spec.driverId, config.SECRET_KEY) }),
     },
   };
 }
 
 export async function connectServerPlan(spec: DriverSpec, config: ConnectConfig): Promise<LaunchPlan> {
-  return connectServerLaunch(spec, config, await freePort());
+  const ui = { port: await freePort(), filterClasses: await uiFilterClasses(config.SPARK_HOME, config.STACK_DIR) };
+  return connectServerLaunch(spec, config, await freePort(), ui);
 }
