@@ -5,7 +5,8 @@
 // pods were deleted (STACK_DIR/k8s-logs/<driverId>, saved by the k8s adapter), what other types' ended drivers
 // left on the host (their definition's `sweep`: YARN drivers' folders once removed), query-history records of
 // statements that ended (or, never ended by a crashed API, began) before the cutoff, and the Livy API's records
-// of the batches and statements whose job or execution went. Never touched: anything still running, groups,
+// of the batches and statements whose job or execution went, Spark Connect sessions that ended, and k8s drivers'
+// event logs copied into SPARK_HISTORY_DIR. Never touched: anything still running, groups,
 // schedules and their artifacts, saved SQL statements and notebooks (documents users keep), Livy sessions
 // (one per group). The MongoDB-protocol dev server bounds its own oplog (scripts/mongo/Launcher.java). Audit records older than AUDIT_RETENTION_DAYS (their own
 // setting: an audit trail is usually kept longer than finished work) go too. Run hourly by a Temporal
@@ -41,6 +42,8 @@ export interface RetentionSummary {
   historyLogs: number;
   /** Query-history records (GET /sql/history). */
   sqlHistory: number;
+  /** Spark Connect sessions that ended (their start and end stay in the audit trail). */
+  connectSessions: number;
   /** Livy API records of removed batches (jobs) and statements (executions). */
   livyRecords: number;
   /** Epoch ms: audit records from before it were removed. */
@@ -72,6 +75,7 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
     savedLogFolders: 0,
     historyLogs: 0,
     sqlHistory: 0,
+    connectSessions: 0,
     livyRecords: 0,
     auditCutoff: now - config.AUDIT_RETENTION_DAYS * DAY_MS,
     auditRecords: 0,
@@ -111,6 +115,9 @@ export async function sweep(config: RetentionConfig, store: Store, now: number):
     await store.col(Collections.sqlHistory).deleteMany({
       $or: [{ completionTime: { $lt: cutoff } }, { completionTime: { $exists: false }, creationTime: { $lt: cutoff } }],
     })
+  ).deletedCount;
+  summary.connectSessions = (
+    await store.col(Collections.connectSessions).deleteMany({ state: 'ENDED', endTime: { $lt: cutoff } })
   ).deletedCount;
   for (const name of await fs.readdir(config.DRIVER_DIR).catch(() => [] as string[])) {
     const dir = path.join(config.DRIVER_DIR, name);

@@ -138,6 +138,14 @@ describe('retention sweep', () => {
       utimesSync(dir, at / 1000, at / 1000);
     }
 
+    // Spark Connect sessions: an old ended one goes; a recent ended one and an active one stay.
+    const sessions = { old: id('cs-old'), recent: id('cs-recent'), active: id('cs-active') };
+    await h.store.col(Collections.connectSessions).insertMany([
+      { _id: sessions.old, id: sessions.old, state: 'ENDED', startTime: now - 9 * DAY, endTime: now - 8 * DAY },
+      { _id: sessions.recent, id: sessions.recent, state: 'ENDED', startTime: now - 2 * DAY, endTime: now - DAY },
+      { _id: sessions.active, id: sessions.active, state: 'ACTIVE', startTime: now - 9 * DAY },
+    ] as Document[]);
+
     // Event logs k8s drivers left in the History Server's folder: old copies go, recent ones and links stay.
     const historyDir = h.config.SPARK_HISTORY_DIR;
     mkdirSync(historyDir, { recursive: true });
@@ -204,11 +212,17 @@ describe('retention sweep', () => {
         savedLogFolders: 1,
         historyLogs: 1,
         sqlHistory: 2,
+        connectSessions: 1,
         livyRecords: 2,
         auditRecords: 1,
       });
       expect(existsSync(savedOld)).toBe(false);
       expect(existsSync(savedRecent)).toBe(true);
+      const sessionsLeft = await h.store
+        .col(Collections.connectSessions)
+        .find({ _id: { $in: Object.values(sessions) } } as Document)
+        .toArray();
+      expect(sessionsLeft.map((d) => d._id).sort()).toEqual([sessions.recent, sessions.active].sort());
       expect(existsSync(historyLogs.old)).toBe(false);
       expect(existsSync(historyLogs.recent)).toBe(true);
       expect(lstatSync(historyLogs.link).isSymbolicLink()).toBe(true);
@@ -253,6 +267,7 @@ describe('retention sweep', () => {
         savedLogFolders: 0,
         historyLogs: 0,
         sqlHistory: 0,
+        connectSessions: 0,
         livyRecords: 0,
         auditRecords: 0,
       });
