@@ -1,5 +1,7 @@
 // Configuration, read once from the environment, typed and validated at start-up.
 // Every setting and its default is listed here and in the README.
+// Over 300 lines on purpose: one schema, so every setting and its default stand in one place (the README's
+// table is checked against it by test/unit/docs-match-code.test.ts).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -7,6 +7,8 @@
 //   missing or wrong token → UNAUTHENTICATED (16); a role below operator, another principal's session, a Host
 //   or Origin refused → PERMISSION_DENIED (7); over a limit or quota → RESOURCE_EXHAUSTED (8); an ended
 //   session (its server died, idle) → FAILED_PRECONDITION (9) saying why.
+// Over 300 lines on purpose: one HTTP/2 server's call path read top to bottom (checks, routing, forwarding);
+// the session bookkeeping is sessions.ts, gRPC framing and statuses grpc.ts.
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';

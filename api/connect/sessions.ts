@@ -5,6 +5,8 @@
 // its channel is the only sign), or when its server died. An ended session's id keeps answering
 // FAILED_PRECONDITION with why, so its client fails clearly instead of getting a new, empty session on a
 // restarted server.
+// Over 300 lines on purpose: one SessionTable whose maps (live sessions, ended ones, idle timers) every step
+// reads and changes; split, its private state would have to be exported. The gRPC wording is in grpc.ts.
 import { randomUUID } from 'node:crypto';
 import type { Http2Session } from 'node:http2';
 import type { Document } from 'mongodb';

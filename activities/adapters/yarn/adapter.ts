@@ -20,6 +20,8 @@
 // driver's container (the AM's, `_000001`) and the executors' containers from the AM's NodeManager's REST API
 // (no log aggregation needed); with yarn.log-aggregation-enable in hadoopConf, an ended application's from the
 // aggregated files (aggregated-logs.ts). Remove: kill the application unless it has ended; the folder stays.
+// Over 300 lines on purpose: launch, status, logs and remove of one adapter over one context; the pure parts
+// are split out (submit-args.ts, status.ts, sql-engine.ts, aggregated-logs.ts, rest.ts).
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
