@@ -1,8 +1,8 @@
 // The state of one Spark Connect server workflow and what its messages do to it (the diagram is in
 // connect-server.ts). The same state machine as an SQL engine's (sql-engine-entity.ts), with a Connect
 // server's launch and readiness; the gateway's `used` signals (a session started or called) keep it alive.
-// Over 300 lines, and a near-copy of sql-engine-entity.ts: known duplication, to become one generic entity of
-// both (issue 32's note); until then a change to either state machine must be made in both.
+// Over 300 lines, and a near-copy of sql-engine-entity.ts: known duplication, to become one generic entity for
+// both; until then a change to either state machine must be made in both.
 import { ApplicationFailure, CancellationScope, condition, isCancellation, workflowInfo } from '@temporalio/workflow';
 import {
   afterFailure,
