@@ -54,7 +54,7 @@ async function withinDeadline<T>(work: Promise<T>, ms: number, expired: () => Er
 export function createDriverActivities(
   config: Config,
   adapterFor: AdapterLookup,
-  projection: Pick<ReturnType<typeof createProjection>, 'projectJob'>,
+  projection: Pick<ReturnType<typeof createProjection>, 'projectJob' | 'projectStarting'>,
 ) {
   /** Where this worker's host-bound drivers live: later activities on them go to its host's task queue. */
   const thisHost: DriverHost = { id: config.WORKER_HOST, absentMs: config.HOST_ABSENT_MS };
@@ -108,7 +108,7 @@ export function createDriverActivities(
       if (since !== undefined && pastDeadline(since, deadline, Date.now())) throw launchDeadlineFailure(deadline);
       const [adapter] = await Promise.all([
         adapterFor(clusterName),
-        starting && projection.projectJob(starting.job, starting.version),
+        starting && projection.projectStarting(starting.job, starting.version),
       ]);
       // Runners connect back to the Temporal server this worker uses.
       const full: DriverSpec =

@@ -5,7 +5,8 @@ import type { Collection, Document } from 'mongodb';
 import { whyNoReadyInstance, type InstanceView } from '../domain/broken-clusters/no-ready-instance';
 import { parseTags } from '../domain/delimited';
 import { endReplacesFilter } from '../domain/job-transitions';
-import { isTerminal } from '../domain/states';
+import { SUBMITTED_VERSION } from '../domain/job';
+import { isTerminal, JobState, JobType } from '../domain/states';
 import type { ConnectServerRecord } from '../domain/connect';
 import type { SqlEngineRecord } from '../domain/sql-engine';
 import type { Group, Job, JobInstanceResult, Schedule } from '../domain/types';
@@ -75,6 +76,23 @@ export function createProjection(store: Store) {
   return {
     async projectJob(job: Job, version: number): Promise<boolean> {
       return (await writeJob(job, version)).written;
+    },
+    /**
+     * A try's STARTING record, written by the launch activity. The API writes a submitted job's SUBMITTED record
+     * right after it starts the workflow, and that write is nearly always first. When it is not (the API slow or
+     * killed right after the start, a worker quick to launch), a first STARTING would create the record, and the
+     * API's SUBMITTED write would then be dropped as older: the record's stream would begin at STARTING. So the
+     * first try of a single job that finds no record writes SUBMITTED (its version) first, then STARTING. The
+     * usual case is one write, as before.
+     */
+    async projectStarting(job: Job, version: number): Promise<boolean> {
+      const col = store.col(Collections.jobs);
+      const doc: Document = { ...job, tagMap: tagMap(job.tags) };
+      const r = await col.replaceOne({ _id: job.jobId, version: { $lt: version } } as Document, { ...doc, version });
+      if (r.matchedCount > 0) return true;
+      if (job.jobType === JobType.SINGLE && job.attempt === 1)
+        await upsertVersioned(col, job.jobId, SUBMITTED_VERSION, { ...doc, state: JobState.SUBMITTED });
+      return upsertVersioned(col, job.jobId, version, doc);
     },
     /**
      * A job's end, written like projectJob, answering what it kept of the stored record, so the workflow's own

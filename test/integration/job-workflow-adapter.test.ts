@@ -3,13 +3,16 @@
 // MongoDB; only the adapter is a fake.
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
+import type { Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities';
 import type { ClusterAdapter, DriverSpec, DriverStatus } from '../../domain/driver';
 import { createProjection } from '../../activities/projection';
 import { jobWorkflowId } from '../../domain/ids';
+import { SUBMITTED_VERSION } from '../../domain/job';
 import type { Job } from '../../domain/types';
+import { Collections } from '../../lib/mongo';
 import { jobQuery } from '../../workflows/job';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
@@ -209,6 +212,52 @@ describe('job workflow with a replaced adapter', () => {
     expect((await job('proj-1')).state).toBe('BUSY');
     expect(await p.projectJob({ ...base, state: 'FINISHED' }, 4)).toBe(true);
     expect((await job('proj-1')).state).toBe('FINISHED');
+  });
+
+  it("writes SUBMITTED before a first STARTING that finds no record: the API's own write came late or never", async () => {
+    const p = createProjection(h.store);
+    const col = h.store.col(Collections.jobs);
+    const base: Omit<Job, 'state'> = {
+      jobId: 'proj-late-api',
+      jobName: 'p',
+      jobType: 'SINGLE',
+      tags: '',
+      language: 'PYTHON',
+      clusterName: 'default',
+      jobConfig: '',
+      args: [],
+      pyRequirements: '',
+      packages: '',
+      submitTime: 1,
+      maxRetries: 0,
+      attempt: 1,
+      memorySettings: { dynamicAllocation: false },
+    };
+    const stream = col.watch([], { fullDocument: 'updateLookup' });
+    await stream.tryNext();
+    // The launch activity's STARTING (version 2) lands while no record exists.
+    expect(await p.projectStarting({ ...base, state: 'STARTING' }, 2)).toBe(true);
+    // The API's SUBMITTED write, arriving after, is older: dropped.
+    expect(await p.projectJob({ ...base, state: 'SUBMITTED' }, SUBMITTED_VERSION)).toBe(false);
+    const states: string[] = [];
+    await eventually(
+      async () => {
+        for (let c = await stream.tryNext(); c; c = await stream.tryNext()) {
+          const d = (c as { fullDocument?: Job }).fullDocument;
+          if (d?.jobId === base.jobId) states.push(d.state);
+        }
+        return states.length >= 2;
+      },
+      10_000,
+      20,
+    );
+    await stream.close();
+    expect(states).toEqual(['SUBMITTED', 'STARTING']);
+    expect(await col.findOne({ _id: base.jobId } as Document)).toMatchObject({ state: 'STARTING', version: 2 });
+    // The usual case, the API's record there first: one write, STARTING over it; a retried try writes no SUBMITTED.
+    expect(await p.projectStarting({ ...base, state: 'STARTING' }, 2)).toBe(false);
+    expect(await p.projectStarting({ ...base, jobId: 'proj-retry', attempt: 2, state: 'STARTING' }, 7)).toBe(true);
+    expect(await col.findOne({ _id: 'proj-retry' } as Document)).toMatchObject({ state: 'STARTING', version: 7 });
   });
 
   it('keeps an ended job ended, and a start time the watch wrote, when the workflow ends the job after a race', async () => {
