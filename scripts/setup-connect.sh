@@ -7,6 +7,8 @@
 #     that jar into $STACK_DIR/jvm/connect-interceptor.jar
 #   - the pyspark Connect client's extras (scripts/connect-requirements.txt) in the venv: the e2e test and the
 #     bench run the real client from it, and the servers' Python UDF workers need the same packages
+#   - the tests' JVM Connect client (testkit/connect-jvm): spark-connect-client-jvm_2.13:4.0.0 with its
+#     dependencies into $CACHE_DIR/spark-connect-client-jvm-4.0.0/, its class into $STACK_DIR/jvm
 #   - a self-signed TLS certificate for the dev stack's gateway (localhost, 127.0.0.1), unless one exists
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,6 +42,30 @@ if [ "$(cat "$INTERCEPTOR.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$INTERCE
   jar cf "$INTERCEPTOR.tmp" -C "$build" . && mv -f "$INTERCEPTOR.tmp" "$INTERCEPTOR"
   rm -rf "$build"
   echo "$stamp" > "$INTERCEPTOR.stamp"
+fi
+
+# The JVM Connect client of the e2e test (testkit/connect-jvm): spark-connect-client-jvm_2.13:4.0.0 and its
+# dependencies (~75 MB) into the cache, its one class compiled against them into $STACK_DIR/jvm.
+CLIENT_DIR="$CACHE_DIR/spark-connect-client-jvm-4.0.0"
+if [ ! -s "$CLIENT_DIR/spark-connect-client-jvm_2.13-4.0.0.jar" ]; then
+  echo "setup: fetching org.apache.spark:spark-connect-client-jvm_2.13:4.0.0 from Maven Central into $CLIENT_DIR"
+  mkdir -p "$CACHE_DIR"
+  tmp="$(mktemp -d "$CACHE_DIR/spark-connect-client.tmp.XXXXXX")" && chmod 755 "$tmp"
+  trap 'rm -rf "$tmp"' EXIT
+  mvn -q -f "$ROOT/testkit/connect-jvm/pom.xml" dependency:copy-dependencies -DoutputDirectory="$tmp" >/dev/null
+  mv -T "$tmp" "$CLIENT_DIR" 2>/dev/null || [ -s "$CLIENT_DIR/spark-connect-client-jvm_2.13-4.0.0.jar" ]
+  rm -rf "$tmp"
+  trap - EXIT
+fi
+CLIENT_JAR="$JVM_DIR/connect-jvm-client.jar"
+stamp="$(hash_of "$ROOT"/testkit/connect-jvm/*.java "$CLIENT_DIR/spark-connect-client-jvm_2.13-4.0.0.jar")"
+if [ "$(cat "$CLIENT_JAR.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$CLIENT_JAR" ]; then
+  echo "setup: compiling the JVM Connect client of the tests (testkit/connect-jvm)"
+  build="$(mktemp -d)"
+  javac -nowarn -cp "$CLIENT_DIR/*" -d "$build" "$ROOT"/testkit/connect-jvm/*.java
+  jar cf "$CLIENT_JAR.tmp" -C "$build" . && mv -f "$CLIENT_JAR.tmp" "$CLIENT_JAR"
+  rm -rf "$build"
+  echo "$stamp" > "$CLIENT_JAR.stamp"
 fi
 
 stamp="$(hash_of "$ROOT/scripts/connect-requirements.txt" "$VENV/.stamp")"

@@ -44,9 +44,16 @@ const AUTH_CACHE_MS = 5_000;
 const WINDOW = 16 * 2 ** 20;
 const H2_SETTINGS = { initialWindowSize: WINDOW, maxFrameSize: 2 ** 20 };
 
+/**
+ * The JVM Connect client (spark-connect-client-jvm) sends its token as `Authentication: Bearer <token>`, where
+ * pyspark sends `Authorization`; both are read, and neither is forwarded.
+ */
+const AUTHENTICATION = 'authentication';
+
 /** Request headers the gateway never forwards: its own credentials, routing, and what HTTP/2 sets per hop. */
 const NOT_FORWARDED = new Set([
   'authorization',
+  AUTHENTICATION,
   'x-api-key',
   CLUSTER_PARAM,
   CONNECT_SECRET_HEADER,
@@ -184,7 +191,8 @@ export async function startConnectGateway(deps: ApiDeps, opts: ConnectGatewayOpt
       throw new GrpcError(GrpcStatus.UNIMPLEMENTED, `the Spark Connect gateway serves ${SERVICE_PREFIX}* only`);
     let who: Principal;
     try {
-      who = await identify(headers.authorization);
+      const given = headers.authorization ?? headers[AUTHENTICATION];
+      who = await identify(Array.isArray(given) ? given[0] : given);
       authorize(who, Role.operator, 'use Spark Connect');
     } catch (e) {
       if (!(e instanceof AuthFailure)) throw e;

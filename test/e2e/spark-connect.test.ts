@@ -1,8 +1,9 @@
 // Spark Connect end to end: the real pyspark 3.5.7 client (testkit/connect_client.py, from the venv)
 // → the gateway's TLS port with an API key → a real Spark Connect server launched by its workflow on the local
 // cluster. DataFrames, SQL, a Python UDF, a large collect, an error's message, two users, refused tokens, a
-// killed server and a restarted gateway. The clients' output goes to a file, printed when a test fails.
-import { existsSync, readFileSync } from 'node:fs';
+// killed server and a restarted gateway; and one query from the JVM client (testkit/connect-jvm). The clients' output goes to a file, printed when a test fails.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Document } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -35,6 +36,16 @@ const server = () =>
     .findOne({ _id: connectServerId('default') } as Document);
 const audit = (path: string, resourceId: string) =>
   h.store.col(Collections.audit).findOne({ path, resourceId } as Document);
+
+/** A command's stdout; on failure, an error with its stderr's last lines (the JVM client's stack trace). */
+const run = (cmd: string, args: string[]) =>
+  new Promise<string>((resolve, reject) =>
+    execFile(cmd, args, { maxBuffer: 16 * 2 ** 20, timeout: 50_000 }, (err, stdout, stderr) =>
+      err
+        ? reject(new Error(`${cmd} failed: ${err.message}\n${stderr.split('\n').slice(-40).join('\n')}`))
+        : resolve(stdout),
+    ),
+  );
 
 /** An SSE stream of the API read as a viewer until stop(), which returns the events' data. */
 function sse(p: string) {
@@ -239,6 +250,45 @@ result = [len(pdf), int(pdf["x"].sum())]`),
     expect(stolen).toMatchObject({ ok: false, code: 'StatusCode.PERMISSION_DENIED' });
     if (!stolen.ok) expect(stolen.message).toMatch(/belongs to another principal/);
   }, 120_000);
+
+  it('runs a query from the JVM Connect client (spark-connect-client-jvm 4.0.0)', async () => {
+    // testkit/connect-jvm, built by scripts/setup-connect.sh; the gateway's certificate in a trust store of its own.
+    const dir = path.dirname(logFile);
+    const trustStore = path.join(dir, 'connect-gateway.p12');
+    if (!existsSync(trustStore)) {
+      mkdirSync(dir, { recursive: true });
+      await run('keytool', [
+        '-importcert',
+        '-noprompt',
+        '-alias',
+        'gateway',
+        '-file',
+        h.config.CONNECT_TLS_CERT,
+        '-keystore',
+        trustStore,
+        '-storetype',
+        'PKCS12',
+        '-storepass',
+        'changeit',
+      ]);
+    }
+    const cache = path.dirname(path.dirname(h.config.SPARK_CONNECT_JAR));
+    const classpath = [
+      path.join(h.config.STACK_DIR, 'jvm', 'connect-jvm-client.jar'),
+      path.join(cache, 'spark-connect-client-jvm-4.0.0', '*'),
+    ].join(':');
+    const out = await run('java', [
+      `-Djavax.net.ssl.trustStore=${trustStore}`,
+      '-Djavax.net.ssl.trustStorePassword=changeit',
+      // Arrow's memory (the results' batches) on Java 17.
+      '--add-opens=java.base/java.nio=ALL-UNNAMED',
+      '-cp',
+      classpath,
+      'ConnectJvmClient',
+      `${gw.url}/;use_ssl=true;token=${keys.alice}`,
+    ]);
+    expect(JSON.parse(out)).toEqual({ one: 1, range: [0, 1, 2, 3, 4] });
+  }, 60_000);
 
   it('refuses a wrong or missing token (UNAUTHENTICATED) and a viewer (PERMISSION_DENIED)', async () => {
     const c = client();
