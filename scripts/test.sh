@@ -12,6 +12,9 @@ cd "$ROOT"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
+# The tests' Spark JVMs start lighter (test/spark-conf/spark-defaults.conf says how and why).
+export SPARK_CONF_DIR="${SPARK_CONF_DIR:-$ROOT/test/spark-conf}"
+
 run() { # name command...: runs in the background, output and exit code into $out/<name>.{log,rc}
   local name="$1"
   shift

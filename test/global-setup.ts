@@ -24,6 +24,10 @@ const KEY = Symbol.for('spark-orchestrator.test-servers');
 type Holder = { started?: Promise<Shared>; users: number };
 const holder = ((globalThis as Record<symbol, Holder>)[KEY] ??= { users: 0 });
 
+// Spark JVMs of the tests start lighter (test/spark-conf/spark-defaults.conf says how and why). Set before any
+// test process or server starts, so each inherits it; scripts/test.sh sets it for the runner's pytest too.
+process.env.SPARK_CONF_DIR ??= path.join(ROOT, 'test', 'spark-conf');
+
 async function start(): Promise<Shared> {
   // One folder per run, so concurrent runs (several developers' shells) do not trample each other.
   const dir = path.join(ROOT, '.vitest-stack', `run-${process.pid}`);
