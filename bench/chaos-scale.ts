@@ -3,22 +3,28 @@
 // one API and resumed on the other with Last-Event-ID; host-a's two workers start and host-b's stops (its job
 // UNKNOWN with that cause, never FAILED); jobs through both APIs land on host-a, whose second worker is killed
 // -9 while they run; host-b comes back (its job finishes there); one API is killed -9 and the client goes on
-// through the other. A Socket.IO subscriber on each API follows host-b's job too. With `groups`, asynchronous executions on a scale-2 group go through both APIs the
-// whole time (bench/chaos-groups.ts). Used by test/e2e/scale-out.test.ts (short) and `npm run chaos -- --scale`.
+// through the other. A Socket.IO subscriber on each API follows host-b's job too. Once host-b is gone (so
+// their drivers are host-a's): with `groups`, executions on a group, asynchronous and synchronous, through
+// both APIs until the end (bench/chaos-groups.ts); with `sql`, statements on the default cluster's SPARK_SQL
+// engine through both (bench/chaos-sql.ts); with `schedule`, a schedule created through api-1, its jobs read
+// and it paused through api-2. The APIs' metrics are read while both live until they agree, and api-1's
+// counts at the end against the store. Used by test/e2e/scale-out.test.ts (short) and `npm run chaos -- --scale`.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { io as ioClient } from 'socket.io-client';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../lib/config';
 import { retentionScheduleId } from '../activities/retention';
+import { scheduleId as temporalScheduleId } from '../domain/ids';
 import { Collections } from '../lib/mongo';
-import { form } from '../testkit/http';
+import { form, request, type Reply } from '../testkit/http';
 import { HOSTS, startScaleOut, type ScaleOut } from '../testkit/scale-out';
 import { startServers } from '../testkit/servers';
 import { printHeader, printJson } from '../testkit/stats';
 import { sleep } from '../testkit/wait';
-import { startGroupLoad, type ExecutionCheck } from './chaos-groups';
+import { startGroupLoad, type ExecutionCheck, type GroupLoad, type GroupLoadOptions } from './chaos-groups';
 import { statesInOrder } from './chaos-run';
+import { startSqlLoad, type SqlLoad, type StatementCheck } from './chaos-sql';
 import { followJob } from './chaos-sse';
 import { defer, envInt } from './lifecycle';
 
@@ -32,15 +38,34 @@ for i in range(int(sys.argv[1])):
 print("SCALE_DONE")
 spark.stop()
 `;
+const TICK_APP = 'import sys\nprint("TICK", sys.argv[1:])\n';
 const ENDED = ['FINISHED', 'FAILED', 'CANCELED'];
+/** The series compared across APIs: read from the store at each scrape, or counted from its change feeds. */
+const METRICS = [
+  'spark_jobs{',
+  'spark_group_executions_total{',
+  'spark_sql_statements_total{',
+  'spark_schedule_fire_delay_seconds_count{',
+];
 
 export interface ScaleChaosOptions {
   /** How long the job on host-b runs (it must outlive its host's absence); host-a's jobs run half as long. */
   jobSeconds: number;
   /** Jobs submitted on host-a while its worker is killed. */
   jobsOnA: number;
-  /** Asynchronous executions on a scale-2 group through both APIs, one every `everyMs`. */
-  groups?: { everyMs: number };
+  /** Executions on a group through both APIs, one every `everyMs` (scale 2, all asynchronous, unless said). */
+  groups?: { everyMs: number } & GroupLoadOptions;
+  /** SQL statements on the default cluster's SPARK_SQL engine through both APIs, one every `everyMs`. */
+  sql?: { everyMs: number };
+  /** A schedule (cron, e.g. '@every 5s') created through api-1, paused through api-2 once it has `ticks` jobs. */
+  schedule?: { cron: string; ticks: number };
+  /**
+   * Wait for the group and the SQL engine to take executions and statements before host-a's jobs are
+   * submitted, so those flow through the worker's kill too (the long form). Otherwise the group and the
+   * engine start while host-a's jobs run and the worker is killed (their launches may be in flight then),
+   * and their load flows through the API's kill only: cheaper, the short form.
+   */
+  loadsFirst?: boolean;
   /** Where the group's marker file goes. */
   dir: string;
   log(line: string): void;
@@ -67,13 +92,32 @@ export interface ScaleChaosReport {
   sockets: string[][];
   /** Its logs read through the client after it ended (on host-b). */
   logsFromItsHost: boolean;
-  /** spark_jobs of each API while both lived. */
+  /** The METRICS series of each API while both lived, once they agreed (or the last pair read). */
   metrics: string[][];
+  /** api-1's counts at the end (from its change feeds) against the store's documents. */
+  counted: { executions: [number, number]; statements: [number, number]; scheduled: [number, number] };
   /** The retention schedule's action's task queue (the shared one: one sweep per period, not one per worker). */
   retentionQueue: string;
+  /** Sweeps the retention schedule started (one at its creation, then one an hour) and worker processes started. */
+  retention: { runs: number; workerStarts: number };
   executions?: ExecutionCheck & { hosts: string[] };
+  statements?: StatementCheck;
+  schedule?: ScheduleCheck;
   /** Jobs not FINISHED at attempt 1 with one driver folder on their expected host. */
   wrong: number;
+}
+
+export interface ScheduleCheck {
+  /** Its jobs as api-2 listed them (GET /schedule/{id}) before it paused it. */
+  seenOnOther: number;
+  /** Its jobs at the end: FINISHED, attempt 1, and the host each ran on. */
+  jobs: { jobId: string; state: string; attempt: number; host?: string }[];
+  /** Distinct tick times among its jobs' ids (Temporal appends a tick's nominal time to its run's id). */
+  ticks: number;
+  /** Runs its Temporal Schedule started. */
+  actionsTaken: number;
+  /** Job ids of its Temporal Schedule's recent runs not among its jobs, and the reverse. */
+  unmatched: string[];
 }
 
 export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promise<ScaleChaosReport> {
@@ -106,12 +150,6 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
         .filter((d) => d.includes(jobId))
         .map((d) => `${h}/${d}`),
     );
-  const metricLines = async (origin: string) =>
-    (await (await fetch(`${origin}/metrics`)).text())
-      .split('\n')
-      .filter((l) => l.startsWith('spark_jobs{'))
-      .sort();
-
   // Both APIs observe the change feeds from their first scrape on.
   await Promise.all(bed.apis.map((a) => metricLines(a.origin)));
 
@@ -136,29 +174,61 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
   follower.cut();
   o.log(`job ${onB} BUSY on host-b; its stream resumed on the other API`);
 
-  // 2. host-a's two workers start (and the group, if any); host-b's stops: its job shows why.
-  await Promise.all([bed.addWorker('host-a'), bed.addWorker('host-a')]);
-  const groupLoad = o.groups ? await startGroupLoad(bed.call, o.dir, o.groups.everyMs, o.log) : undefined;
+  // 2. host-b's worker stops; the group, the SQL engine and the schedule start (their drivers can only land
+  //    on host-a now, whose two workers start meanwhile); host-b's job shows why it is not followed.
   const b1 = bed.workers.find((w) => w.host === 'host-b' && w.alive())!;
-  b1.child.kill('SIGTERM');
+  await new Promise((r) => (b1.child.once('exit', r), b1.child.kill('SIGTERM')));
   o.log(`host-b's worker stopped`);
+  // Executions and statements answered so far (the round-robin client, counted).
+  const answered = { group: 0, sql: 0 };
+  const counting =
+    (kind: keyof typeof answered) =>
+    (method: string, p: string, body?: unknown): Promise<Reply> =>
+      bed.call(method, p, body).finally(() => {
+        if (method === 'POST' && /\/(job|sql)\/(execute|submit)$/.test(p)) answered[kind]++;
+      });
+  const groupLoadP: Promise<GroupLoad | undefined> = o.groups
+    ? startGroupLoad(counting('group'), o.dir, o.groups.everyMs, o.log, o.groups)
+    : Promise.resolve(undefined);
+  const sqlLoadP: Promise<SqlLoad | undefined> = o.sql
+    ? startSqlLoad(counting('sql'), o.sql.everyMs, o.log)
+    : Promise.resolve(undefined);
+  const scheduleP = o.schedule ? runSchedule(bed, o.schedule, o.log) : Promise.resolve(undefined);
+  // Whatever fails first fails the run, not an unhandled rejection later.
+  for (const p of [groupLoadP, sqlLoadP, scheduleP]) p.catch(() => undefined);
+  const loads = Promise.all([groupLoadP, sqlLoadP]);
+  /** Until each load has had `n` more calls answered (or cut) than `from`. */
+  const flowed = async (n: number, from = { ...answered }) => {
+    const deadline = Date.now() + 120_000;
+    const short = () => (o.groups && answered.group < from.group + n) || (o.sql && answered.sql < from.sql + n);
+    while (short() && Date.now() < deadline) await sleep(200);
+  };
+  await Promise.all([bed.addWorker('host-a'), bed.addWorker('host-a')]);
   const absent = await until(onB, (j) => j.state !== 'BUSY', 60_000, 'other than BUSY');
   o.log(`job ${onB}: ${String(absent.state)} (${String(absent.error)})`);
 
-  // 3. Jobs through both APIs land on host-a; its second worker is killed -9 while they run.
+  // 3. Jobs through both APIs land on host-a; its second worker is killed -9 while they run (with
+  //    `loadsFirst`, while the executions and statements go on too).
+  if (o.loadsFirst) await loads.then(() => flowed(3));
   const onA = await Promise.all(
     Array.from({ length: o.jobsOnA }, (_, i) => submit(`on-a-${i}`, Math.ceil(o.jobSeconds / 2), `${tag}-${i}`)),
   );
   await Promise.all(onA.map((j) => until(j, (r) => r.state === 'BUSY', 120_000, 'BUSY')));
+  const runningAtKill = (await Promise.all(onA.map(jobOf))).filter((j) => j.state === 'BUSY').length;
   bed.workers.filter((w) => w.host === 'host-a')[1].kill();
-  o.log(`kill -9 of a host-a worker while ${onA.length} jobs run there`);
-  const metrics = await Promise.all(bed.apis.map((a) => metricLines(a.origin)));
+  o.log(`kill -9 of a host-a worker while ${runningAtKill} of ${onA.length} jobs run there`);
 
-  // 4. host-b comes back; then api-2 is killed -9.
-  await bed.addWorker('host-b');
-  o.log(`host-b's worker back`);
+  // 4. host-b comes back; once executions and statements flow, the APIs' metrics agree; then api-2 is killed -9.
+  const [[groupLoad, sqlLoad]] = await Promise.all([
+    loads,
+    bed.addWorker('host-b').then(() => o.log(`host-b's worker back`)),
+  ]);
+  await flowed(3);
+  const metrics = await agreeingMetrics(bed, 20_000);
+  const schedule = await scheduleP;
   api2.kill();
   o.log(`kill -9 of api-2`);
+  const afterKill = flowed(3);
   const expected = new Map<string, string>([[onB, 'host-b'], ...onA.map((j) => [j, 'host-a'] as [string, string])]);
   const ended = await Promise.all(
     [...expected.keys()].map((j) => until(j, (r) => ENDED.includes(String(r.state)), 300_000, 'ended')),
@@ -171,16 +241,27 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
     expectedHost: expected.get(String(j.jobId))!,
     folders: foldersOf(String(j.jobId)),
   }));
+  o.log(`the ${ended.length} jobs ended`);
   const logs = await bed.call('GET', `/job/${onB}/logs?logSize=2000`);
   const deadline = Date.now() + 30_000;
   while (follower.states.at(-1) !== 'FINISHED' && Date.now() < deadline) await sleep(200);
   follower.close();
   for (const x of sockets) x.socket.close();
-  const executions = groupLoad ? await groupLoad.stop(120_000) : undefined;
+  await afterKill;
+  const [executions, statements, scheduled] = await Promise.all([
+    groupLoad?.stop(120_000),
+    sqlLoad?.stop(),
+    schedule?.finish(120_000),
+  ]);
+  if (groupLoad || sqlLoad || schedule) o.log('executions, statements and scheduled runs checked');
   // The hosts the group's instances ran on (records of every instance, ended ones too).
   const groupHosts = async () =>
     ((await bed.store.col(Collections.jobs).distinct('host', { groupId: { $exists: true } })) as string[]).sort();
   const sched = await bed.temporal.schedule.getHandle(retentionScheduleId(bed.config.TASK_QUEUE)).describe();
+  const counted = await countedAgainstStore(bed, api1.origin, {
+    groupId: groupLoad?.groupId,
+    scheduleId: schedule?.scheduleId,
+  });
   return {
     jobs,
     absent: { state: String(absent.state), error: absent.error as string | undefined },
@@ -193,8 +274,12 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
     sockets: sockets.map((x) => x.states),
     logsFromItsHost: logs.status === 200 && JSON.stringify(logs.body).includes('SCALE_DONE'),
     metrics,
+    counted,
     retentionQueue: sched.action.type === 'startWorkflow' ? sched.action.taskQueue : '',
+    retention: { runs: sched.info.numActionsTaken, workerStarts: bed.workers.length },
     ...(executions ? { executions: { ...executions, hosts: await groupHosts() } } : {}),
+    ...(statements ? { statements } : {}),
+    ...(scheduled ? { schedule: scheduled } : {}),
     wrong: jobs.filter(
       (j) =>
         j.state !== 'FINISHED' ||
@@ -205,11 +290,154 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
   };
 }
 
+const metricLines = async (origin: string) =>
+  (await (await fetch(`${origin}/metrics`)).text())
+    .split('\n')
+    .filter((l) => METRICS.some((m) => l.startsWith(m)))
+    .sort();
+
+/** Sum of a series' values over the lines whose labels contain `label`. */
+const sumOf = (lines: string[], series: string, label = '') =>
+  lines
+    .filter((l) => l.startsWith(`${series}{`) && l.includes(label))
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+
+/**
+ * Both APIs' METRICS series, read side by side until they are the same (the load goes on, so one read may
+ * fall between a change and its observation by one API); the last pair if they never agree within `ms`.
+ */
+async function agreeingMetrics(bed: ScaleOut, ms: number): Promise<string[][]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const lines = await Promise.all(bed.apis.map((a) => metricLines(a.origin)));
+    if (JSON.stringify(lines[0]) === JSON.stringify(lines[1]) || Date.now() > deadline) return lines;
+    await sleep(250);
+  }
+}
+
+/** api-1's counts of executions, statements and scheduled jobs (its change feeds) and the store's. */
+async function countedAgainstStore(
+  bed: ScaleOut,
+  origin: string,
+  ids: { groupId?: string; scheduleId?: string },
+): Promise<ScaleChaosReport['counted']> {
+  const stored = {
+    executions: ids.groupId
+      ? await bed.store.col(Collections.results).countDocuments({ groupId: ids.groupId, endTime: { $type: 'number' } })
+      : 0,
+    statements: await bed.store
+      .col(Collections.sqlHistory)
+      .countDocuments({ state: { $ne: 'RUNNING' }, completionTime: { $type: 'number' } }),
+    scheduled: ids.scheduleId
+      ? await bed.store.col(Collections.jobs).countDocuments({ scheduleId: ids.scheduleId })
+      : 0,
+  };
+  // The feeds reach the API a moment after the store: read until they agree (or 10 s).
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const lines = await metricLines(origin);
+    const counted = {
+      executions: ids.groupId ? sumOf(lines, 'spark_group_executions_total', `group="${ids.groupId}"`) : 0,
+      statements: sumOf(lines, 'spark_sql_statements_total'),
+      scheduled: ids.scheduleId
+        ? sumOf(lines, 'spark_schedule_fire_delay_seconds_count', `schedule="${ids.scheduleId}"`)
+        : 0,
+    };
+    const done =
+      counted.executions === stored.executions &&
+      counted.statements === stored.statements &&
+      counted.scheduled === stored.scheduled;
+    if (done || Date.now() > deadline)
+      return {
+        executions: [counted.executions, stored.executions],
+        statements: [counted.statements, stored.statements],
+        scheduled: [counted.scheduled, stored.scheduled],
+      };
+    await sleep(250);
+  }
+}
+
+/**
+ * A schedule created through api-1; once api-2 lists `ticks` of its jobs, api-2 pauses it. `finish` waits
+ * until its runs have ended and holds its jobs against its Temporal Schedule's runs: one job per tick.
+ */
+async function runSchedule(
+  bed: ScaleOut,
+  o: { cron: string; ticks: number },
+  log: (line: string) => void,
+): Promise<{ scheduleId: string; finish(ms: number): Promise<ScheduleCheck> }> {
+  const [api1, api2] = bed.apis;
+  const created = await request(
+    api1.url,
+    'POST',
+    '/schedule',
+    form(
+      { name: `scale-${Date.now()}`, cron: o.cron, language: 'PYTHON', jobClass: 'tick' },
+      { pyFiles: [{ name: 'tick.py', content: TICK_APP }] },
+    ),
+  );
+  if (created.status !== 200) throw new Error(`schedule: HTTP ${created.status} ${JSON.stringify(created.body)}`);
+  const id = created.body.scheduleId as string;
+  log(`schedule ${id} (${o.cron}) created through api-1`);
+  let seenOnOther = 0;
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const r = await request(api2.url, 'GET', `/schedule/${id}`);
+    seenOnOther = ((r.body?.jobs ?? []) as unknown[]).length;
+    if (seenOnOther >= o.ticks) break;
+    if (Date.now() > deadline) throw new Error(`schedule ${id}: ${seenOnOther} job(s) through api-2 within 180 s`);
+    await sleep(500);
+  }
+  const paused = await request(api2.url, 'POST', `/schedule/${id}/pause`);
+  if (paused.status !== 200) throw new Error(`schedule pause: HTTP ${paused.status} ${JSON.stringify(paused.body)}`);
+  log(`schedule ${id}: ${seenOnOther} job(s) through api-2, paused there`);
+  const handle = bed.temporal.schedule.getHandle(temporalScheduleId(id));
+  return {
+    scheduleId: id,
+    async finish(ms) {
+      const jobs = () =>
+        bed.store
+          .col(Collections.jobs)
+          .find({ scheduleId: id })
+          .project<{ jobId: string; state: string; attempt: number; host?: string }>({
+            _id: 0,
+            jobId: 1,
+            state: 1,
+            attempt: 1,
+            host: 1,
+          })
+          .toArray();
+      const until = Date.now() + ms;
+      for (;;) {
+        const [d, js] = await Promise.all([handle.describe(), jobs()]);
+        const settled =
+          d.info.runningActions.length === 0 &&
+          js.length === d.info.numActionsTaken &&
+          js.every((j) => ENDED.includes(j.state));
+        if (settled || Date.now() > until) {
+          const runIds = d.info.recentActions.map((a) => a.action.workflow.workflowId.replace(/^job\//, ''));
+          const jobIds = js.map((j) => j.jobId);
+          return {
+            seenOnOther,
+            jobs: js.map((j) => ({ jobId: j.jobId, state: j.state, attempt: j.attempt, host: j.host })),
+            ticks: new Set(jobIds.map((j) => j.slice(-20))).size,
+            actionsTaken: d.info.numActionsTaken,
+            unmatched: [...runIds.filter((r) => !jobIds.includes(r)), ...jobIds.filter((j) => !runIds.includes(j))],
+          };
+        }
+        await sleep(500);
+      }
+    },
+  };
+}
+
 /**
  * `npm run chaos -- --scale`: the long form, on servers of its own: CHAOS_ROUNDS (1) runs of the faults above
- * on fresh beds, each with CHAOS_JOB_SECONDS (40) long jobs, CHAOS_SCALE_JOBS (4) jobs on host-a and an
- * execution on a scale-2 group every 2 s through both APIs. Exit code 1 unless every job finished once on its
- * own host, the stream missed nothing, the APIs' metrics agreed and no execution was lost or doubled.
+ * on fresh beds, each with CHAOS_JOB_SECONDS (40) long jobs, CHAOS_SCALE_JOBS (4) jobs on host-a, an
+ * execution on a scale-2 group every second through both APIs (every third synchronous), an SQL statement
+ * every second and a schedule every 5 s paused after 4 jobs. Exit code 1 unless every job finished once on its
+ * own host, the stream missed nothing, the APIs' metrics agreed (with each other, and api-1's with the store),
+ * no execution or statement was lost or doubled, the schedule fired one job per tick and retention ran once.
  */
 export async function scaleChaosMain(): Promise<void> {
   const rounds = envInt('CHAOS_ROUNDS', 1);
@@ -238,12 +466,24 @@ export async function scaleChaosMain(): Promise<void> {
     const r = await runScaleChaos(bed, {
       jobSeconds,
       jobsOnA,
-      groups: { everyMs: 2000 },
+      groups: { everyMs: 1000, scale: 2, syncEvery: 3 },
+      sql: { everyMs: 1000 },
+      schedule: { cron: '@every 5s', ticks: 4 },
+      loadsFirst: true,
       dir: path.join(dir, id),
       log,
     });
     await bed.stop();
-    const metricsAgree = JSON.stringify(r.metrics[0]) === JSON.stringify(r.metrics[1]);
+    const counts = Object.values(r.counted);
+    const metricsAgree =
+      JSON.stringify(r.metrics[0]) === JSON.stringify(r.metrics[1]) && counts.every(([a, b]) => a === b);
+    const sc = r.schedule!;
+    const scheduleOk =
+      sc.unmatched.length === 0 &&
+      sc.ticks === sc.jobs.length &&
+      sc.jobs.length === sc.actionsTaken &&
+      sc.jobs.every((j) => j.state === 'FINISHED' && j.attempt === 1);
+    const st = r.statements!;
     const streamOk =
       r.stream.inOrder &&
       r.stream.http5xx === 0 &&
@@ -260,10 +500,21 @@ export async function scaleChaosMain(): Promise<void> {
   Socket.IO      ${r.sockets.map((st, i) => `api-${i + 1}: ${st.join(' → ')}`).join('; ')}
   logs           ${r.logsFromItsHost ? 'read on host-b' : 'NOT read'}
   metrics        ${metricsAgree ? 'agree' : 'DIFFER'} across APIs (${r.metrics[0].length} spark_jobs series)
-  retention      one schedule, on ${r.retentionQueue}
-  executions     ${ex.submitted} submitted, ${ex.succeeded} ok, ${ex.failedClearly} failed with a message, ${ex.lost} lost, ${ex.duplicated} duplicated; instances on ${ex.hosts.join(', ')}`);
+  counted        api-1 / store: ${Object.entries(r.counted)
+    .map(([k, [a, b]]) => `${k} ${a}/${b}`)
+    .join(', ')}
+  retention      one schedule, on ${r.retentionQueue}: ${r.retention.runs} run(s) for ${r.retention.workerStarts} worker starts
+  executions     ${ex.submitted} submitted (${ex.sync} sync), ${ex.succeeded} ok, ${ex.failedClearly} failed with a message, ${ex.lost} lost, ${ex.duplicated} run twice, ${ex.doubleResults} with two results, ${ex.cut} cut; instances on ${ex.hosts.join(', ')}
+  statements     ${st.sent} sent, ${st.ok} right, ${st.failedClearly} failed with a message, ${st.lost} lost, ${st.cut} cut
+  schedule       ${sc.jobs.length} job(s) for ${sc.ticks} tick(s), ${sc.actionsTaken} run(s) started; ${sc.seenOnOther} seen through api-2; ${sc.jobs.map((j) => `${j.state}@${j.host ?? '?'}`).join(', ')}${sc.unmatched.length ? `; UNMATCHED ${sc.unmatched.join(', ')}` : ''}${
+    ex.errors.length
+      ? `
+  errors         ${[...ex.errors, ...st.errors].join(' | ')}`
+      : ''
+  }`);
     printJson('chaos-scale', { round, ...r });
-    if (r.wrong || !metricsAgree || !streamOk || !absentOk || !r.logsFromItsHost || ex.lost || ex.duplicated) bad++;
+    const once = r.retention.runs === 1 && ex.lost + ex.duplicated + ex.doubleResults + st.lost === 0;
+    if (r.wrong || !metricsAgree || !streamOk || !absentOk || !r.logsFromItsHost || !once || !scheduleOk) bad++;
   }
   console.log(bad === 0 ? '\nPASS' : `\nFAIL: ${bad} round(s)`);
   if (bad) throw new Error('the scale-out run lost, doubled or stranded something (see above)');

@@ -12,6 +12,8 @@ export interface StatementCheck {
   ok: number;
   failedClearly: number;
   lost: number;
+  /** Sent, but the connection was cut before any answer (its API died); not sent again. */
+  cut: number;
   errors: string[];
 }
 
@@ -31,7 +33,7 @@ export async function startSqlLoad(call: Call, everyMs: number, log: (line: stri
   if (first.status !== 200 || first.body?.info?.state !== 'FINISHED')
     throw new Error(`first SQL statement: HTTP ${first.status} ${JSON.stringify(first.body)}`);
   log(`SQL engine of the default cluster answers: a statement every ${everyMs} ms from now on`);
-  const check: StatementCheck = { sent: 0, ok: 0, failedClearly: 0, lost: 0, errors: [] };
+  const check: StatementCheck = { sent: 0, ok: 0, failedClearly: 0, lost: 0, cut: 0, errors: [] };
   const note = (m: string) => {
     if (!check.errors.includes(m) && check.errors.length < 5) check.errors.push(m);
   };
@@ -39,7 +41,12 @@ export async function startSqlLoad(call: Call, everyMs: number, log: (line: stri
   const loop = (async () => {
     for (let n = 1; running; n++) {
       check.sent++;
-      const r = await call('POST', '/sql/execute', { statement: `select ${n} as n` });
+      const r = await call('POST', '/sql/execute', { statement: `select ${n} as n` }).catch(() => undefined);
+      if (!r) {
+        check.cut++;
+        await sleep(everyMs);
+        continue;
+      }
       const state = r.body?.info?.state;
       const value = r.body?.rows?.[0]?.[0];
       if (r.status === 200 && state === 'FINISHED' && Number(value) === n) check.ok++;

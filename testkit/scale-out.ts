@@ -66,7 +66,11 @@ export interface ScaleOut {
   driverDir(host: HostId): string;
   /** The next live API's URL, round robin. */
   nextUrl(): string;
-  /** A call through the round-robin client: to the next live API, again on the next if the connection fails. */
+  /**
+   * A call through the round-robin client: to the next live API, again on the next if the connection is
+   * refused. A call whose connection was cut after it was sent is sent again only if it is a GET (a balancer
+   * does not repeat a POST the API may have acted on): otherwise it throws, and the caller cannot know.
+   */
   call(method: string, p: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
   /** Starts one more worker process on `host` and waits until it polls. */
   addWorker(host: HostId): Promise<WorkerProc>;
@@ -171,8 +175,9 @@ export async function startScaleOut(o: ScaleOutOptions): Promise<ScaleOut> {
         try {
           return await request(nextUrl(), method, p, body, headers);
         } catch (e) {
-          // Refused or cut off (an API just died): the balancer sends the call to the next one.
-          if (tries >= apis.length * 2) throw e;
+          // Refused (an API just died): the balancer sends the call to the next one; so for a GET cut off.
+          const refused = (e as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED';
+          if (tries >= apis.length * 2 || (!refused && method !== 'GET')) throw e;
           await sleep(100);
         }
       }

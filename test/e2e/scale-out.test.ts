@@ -3,10 +3,14 @@
 // APIs (testkit/scale-out.ts), real Spark. A job launched on host-b is followed over SSE on one API and resumed
 // on the other with Last-Event-ID; host-b's worker goes away (its job UNKNOWN with that cause, never FAILED) and
 // comes back (the job finishes there); jobs launched meanwhile land on host-a, whose second worker is then
-// killed -9 mid-load, then one API. Every job finishes once (attempt 1, one driver folder, on its own host),
-// logs are read on the driver's host through either API, the retention schedule is one for all workers, and
-// the APIs' metrics agree (bench/chaos-scale.ts). `npm run chaos -- --scale` is the long form, with group
-// executions through both APIs.
+// killed -9 mid-load, then one API. Once host-b is gone, a group of scale 1 takes executions (asynchronous and
+// synchronous, alternately) and the default cluster's SPARK_SQL engine statements, both through the
+// round-robin client until the end, across both kills; a schedule created through api-1 fires on host-a, api-2
+// lists its jobs and pauses it. Every job finishes once (attempt 1, one driver folder, on its own host), every
+// execution has one result and ran once, every statement answers its own value, every tick fired one job,
+// logs are read on the driver's host through either API, the retention schedule ran once for four worker
+// starts, and the APIs' metrics agree with each other and api-1's with the store (bench/chaos-scale.ts).
+// `npm run chaos -- --scale` is the long form: longer jobs, more of them, a group of scale 2, more ticks.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -38,11 +42,16 @@ afterAll(async () => bed?.stop(), 60_000);
 
 describe('two hosts, three workers, two APIs', () => {
   it('every job finishes once on its own host through a host going away, a worker and an API killed', async () => {
+    const began = Date.now();
     const report = await runScaleChaos(bed!, {
       jobSeconds: 25,
       jobsOnA: 2,
+      groups: { everyMs: 1500, scale: 1, syncEvery: 2 },
+      sql: { everyMs: 1500 },
+      schedule: { cron: '@every 5s', ticks: 2 },
       dir: path.join(inject('testDir'), id),
-      log: (line) => console.log(line),
+      // Seconds since the test began: printed only when it fails (passed tests are silent).
+      log: (line) => console.log(`${((Date.now() - began) / 1000).toFixed(1).padStart(6)} s  ${line}`),
     });
     // host-b's job while its host had no worker: UNKNOWN with the cause, not FAILED by another host's guess.
     expect(report.absent.state).toBe('UNKNOWN');
@@ -69,10 +78,36 @@ describe('two hosts, three workers, two APIs', () => {
     // Socket.IO subscribers on both APIs saw the same changes: api-1's all of them, api-2's until it was killed.
     expect(report.sockets[0]).toEqual(report.stream.states);
     expect(report.sockets[1].slice(0, 4)).toEqual(['SUBMITTED', 'STARTING', 'BUSY', 'UNKNOWN']);
-    // The APIs' metrics agree (both count the shared store).
-    expect(report.metrics[0].length).toBeGreaterThan(0);
+    // Executions through both APIs, across the worker's and the API's kill: each has one result and ran once
+    // (one whose connection the API's death cut may have none: its client never learnt it was taken).
+    const ex = report.executions!;
+    expect(ex, ex.errors.join(' | ')).toMatchObject({ lost: 0, duplicated: 0, doubleResults: 0 });
+    expect(ex.sync).toBeGreaterThan(0);
+    expect(ex.submitted - ex.sync).toBeGreaterThan(0);
+    expect(ex.succeeded).toBeGreaterThan(ex.submitted / 2);
+    expect(ex.hosts).toEqual(['host-a']);
+    // Statements through both APIs on one engine: each answered its own value or failed saying why.
+    const st = report.statements!;
+    expect(st, st.errors.join(' | ')).toMatchObject({ lost: 0 });
+    expect(st.ok).toBeGreaterThan(st.sent / 2);
+    // The schedule: created through api-1, its jobs listed through api-2; one job per tick, each run once.
+    const sc = report.schedule!;
+    expect(sc.seenOnOther).toBeGreaterThanOrEqual(2);
+    expect(sc.unmatched).toEqual([]);
+    expect(sc.ticks).toBe(sc.jobs.length);
+    expect(sc.actionsTaken).toBe(sc.jobs.length);
+    for (const j of sc.jobs) expect(j, j.jobId).toMatchObject({ state: 'FINISHED', attempt: 1 });
+    // The APIs' metrics agree (both count the shared store, and each observes the change feeds) …
+    for (const series of ['spark_jobs{', 'spark_group_executions_total{', 'spark_sql_statements_total{'])
+      expect(
+        report.metrics[0].some((l) => l.startsWith(series)),
+        series,
+      ).toBe(true);
     expect(report.metrics[0]).toEqual(report.metrics[1]);
-    // One retention sweep per period: one schedule, started on the shared queue, whatever the number of workers.
+    // … and api-1 counted each execution, statement and scheduled job once.
+    for (const [what, [counted, stored]] of Object.entries(report.counted)) expect(counted, what).toBe(stored);
+    // One retention sweep per period: one schedule, on the shared queue, run once for four worker starts.
     expect(report.retentionQueue).toBe(bed!.config.TASK_QUEUE);
+    expect(report.retention).toEqual({ runs: 1, workerStarts: 4 });
   }, 420_000);
 });
