@@ -17,12 +17,17 @@ import org.sparkproject.connect.grpc.Status;
  * shaded under org.sparkproject.connect). Spark 3.5 binds every interface and has no address setting, so the
  * server itself refuses any call that lacks the per-server secret only the gateway adds: a process on this
  * host or the network cannot reach a session around the gateway's authentication.
+ *
+ * <p>Local servers get the secret itself in a file; k8s servers only its SHA-256 (CONNECT_SERVER_SECRET_SHA256,
+ * activities/adapters/k8s/connect-server.ts), and a caller's secret is hashed before the comparison.
  */
 public final class ServerSecretInterceptor implements ServerInterceptor {
   static final Metadata.Key<String> HEADER =
       Metadata.Key.of("x-connect-server-secret", Metadata.ASCII_STRING_MARSHALLER);
   private static byte[] secret;
   private final byte[] expected;
+  /** The pod was given the secret's SHA-256, not the secret: a caller's secret is hashed first. */
+  private final boolean hashed;
 
   /**
    * The secret comes in a file (CONNECT_SERVER_SECRET_FILE), read once and deleted at once: the sessions' code
@@ -49,14 +54,35 @@ public final class ServerSecretInterceptor implements ServerInterceptor {
   }
 
   public ServerSecretInterceptor() {
-    expected = secret();
+    String sha256 = System.getenv("CONNECT_SERVER_SECRET_SHA256");
+    hashed = sha256 != null && !sha256.isEmpty();
+    expected = hashed ? hex(sha256) : secret();
+  }
+
+  private static byte[] hex(String s) {
+    if (!s.matches("[0-9a-fA-F]{64}")) {
+      throw new IllegalStateException("CONNECT_SERVER_SECRET_SHA256 is not a hex SHA-256");
+    }
+    byte[] out = new byte[32];
+    for (int i = 0; i < 32; i++) out[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+    return out;
+  }
+
+  private byte[] presented(String got) {
+    byte[] b = got.getBytes(StandardCharsets.US_ASCII);
+    if (!hashed) return b;
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(b);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(
       ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
     String got = headers.get(HEADER);
-    if (got == null || !MessageDigest.isEqual(expected, got.getBytes(StandardCharsets.US_ASCII))) {
+    if (got == null || !MessageDigest.isEqual(expected, presented(got))) {
       call.close(
           Status.UNAUTHENTICATED.withDescription("this Spark Connect server takes calls only through the gateway"),
           new Metadata());

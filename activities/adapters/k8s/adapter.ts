@@ -19,6 +19,7 @@ import { buildDriverManifests, type DriverManifests } from './manifests';
 import { executorSelector, k8sNames, type K8sNames } from './names';
 import { forClient } from './network-policy';
 import { clusterNamespace, memoryPlacements, type K8sAdapterOptions } from './options';
+import { withConnectEndpoint } from './connect-server';
 import { withEndpoint } from './sql-engine';
 import { podStatus } from './status';
 import { validateManifests } from './validate';
@@ -167,9 +168,12 @@ async function eventLogFolder(k: K8sContext, bucket: string): Promise<void> {
   }
 }
 
-/** The pod's status, with an SQL engine's endpoint once it runs. */
+/** The pod's status, with an SQL engine's or a Connect server's endpoint once it runs. */
 const driverStatus = (k: K8sContext, pod: V1Pod, n: K8sNames): DriverStatus =>
-  withEndpoint(podStatus(pod, { imagePullGraceMs: k.opts.imagePullGraceMs }), pod, n, k.namespace);
+  withConnectEndpoint(
+    withEndpoint(podStatus(pod, { imagePullGraceMs: k.opts.imagePullGraceMs }), pod, n, k.namespace),
+    pod,
+  );
 
 async function status(k: K8sContext, driverId: string): Promise<DriverStatus> {
   const n = k8sNames(driverId);

@@ -5,6 +5,7 @@ import { imageRunnerJars } from '../runner-jvm';
 import path from 'node:path';
 import type { DriverSpec } from '../../../domain/driver';
 import { THRIFT_SERVER_CLASS } from '../sql-engine-config';
+import { CONNECT_SERVER_CLASS, imageConnectJars } from './connect-server';
 import { invalidSpec } from './errors';
 import { DEFAULT_RUNNER_PATH, type K8sCluster } from './options';
 
@@ -90,6 +91,11 @@ export function mainResource(spec: DriverSpec, uris: ArtifactUris, runnerPath = 
   if (spec.role === 'sql-engine') {
     // Spark's Thrift Server is run by class alone; `spark-internal` is Spark's own word for no resource.
     return { primary: 'spark-internal', mainClass: THRIFT_SERVER_CLASS, extraJars: jars, extraPyFiles: [] };
+  }
+  if (spec.role === 'connect-server') {
+    // Its jars are in the driver image (connect-server.ts); CONNECT_ARG_PARTS ends with `spark-internal`.
+    const extraJars = [...imageConnectJars(), ...jars];
+    return { primary: 'spark-internal', mainClass: CONNECT_SERVER_CLASS, extraJars, extraPyFiles: [] };
   }
   if (spec.role === 'runner') {
     // SCALA groups: the job interface and the runner's JVM classes, which the image holds beside runner.py.

@@ -152,7 +152,7 @@ export const k8sType: ClusterTypeDef<typeof k8sSettings> = {
   capabilities: {
     namespaces: true,
     sqlEngines: [SqlEngine.SPARK_SQL, SqlEngine.TRINO],
-    connect: false,
+    connect: true,
     driversOnWorkerHost: false,
     sparkUi: 'pod',
   },

@@ -1,7 +1,8 @@
 // A driver's manifests, composed from the small pieces beside this file: the context (names,
 // storage, artifacts, main resource), the Spark properties, the spark-submit arguments, the
 // environment, and the pod, service and secret around them; SQL engines add their own service, and
-// TRINO engines are a Trino pod with a ConfigMap instead (sql-engine.ts, trino.ts).
+// TRINO engines are a Trino pod with a ConfigMap instead (sql-engine.ts, trino.ts); Spark Connect servers are
+// a driver pod with their port (connect-server.ts).
 import type { V1ConfigMap, V1Pod, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { DriverSpec } from '../../../domain/driver';
 import { manifestContext, type ManifestContext } from './context';
@@ -15,6 +16,7 @@ import type { ArtifactUpload } from './artifacts';
 import { podManifest, secretManifest, serviceManifest } from './resources';
 import { checkAccessSettings, sparkConf } from './spark-conf';
 import { engineContainerPort, engineServiceManifest, THRIFT_ARG_PARTS } from './sql-engine';
+import { CONNECT_ARG_PARTS, connectContainerPort, connectServerConf, connectServerEnv } from './connect-server';
 import { submitArgs } from './submit-args';
 import { trinoConfigMap, trinoPod } from './trino';
 
@@ -45,6 +47,7 @@ export function buildDriverManifests(spec: DriverSpec, opts: ManifestOptions): D
   const c = manifestContext(spec, opts);
   checkAccessSettings(c);
   if (spec.role === 'sql-engine') return engineManifests(c);
+  if (spec.role === 'connect-server') return connectManifests(c, opts);
   const base = sparkConf(c);
   const eventLog = eventLogBucket(c, base);
   const conf = withEventLog(base, eventLog);
@@ -92,6 +95,23 @@ function engineManifests(c: ManifestContext): DriverManifests {
     pod,
     service: serviceManifest(c),
     engineService,
+    secret: secretManifest(c),
+  };
+}
+
+/** A Spark Connect server: a driver pod with the server's port, reached at its pod IP (connect-server.ts). */
+function connectManifests(c: ManifestContext, opts: ManifestOptions): DriverManifests {
+  const base = { ...sparkConf(c), ...connectServerConf() };
+  const eventLog = eventLogBucket(c, base);
+  const conf = withEventLog(base, eventLog);
+  const env = [...driverEnv(c), ...connectServerEnv(c, conf, opts.config.SECRET_KEY)];
+  return {
+    names: c.names,
+    artifacts: artifactsOf(c),
+    eventLogBucket: eventLog,
+    networkPolicy: networkPolicyManifest(c),
+    pod: podManifest(c, conf, submitArgs(c, conf, CONNECT_ARG_PARTS), env, [connectContainerPort()]),
+    service: serviceManifest(c),
     secret: secretManifest(c),
   };
 }

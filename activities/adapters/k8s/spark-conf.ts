@@ -57,8 +57,10 @@ export const jobConf: ConfPart = (c) => c.spec.spark.jobConfig;
 export function checkAccessSettings(c: ManifestContext): void {
   const parts: [string, SparkConf][] = [
     ['defaultApplicationConfig', clusterDefaultConf(c)],
-    // An SQL engine's jobConfig is the cluster's defaults (clusterServiceSpec).
-    ...(c.spec.role === 'sql-engine' ? [] : ([['jobConfig', jobConf(c)]] as [string, SparkConf][])),
+    // An SQL engine's or Connect server's jobConfig is the cluster's defaults (clusterServiceSpec).
+    ...(c.spec.role === 'sql-engine' || c.spec.role === 'connect-server'
+      ? []
+      : ([['jobConfig', jobConf(c)]] as [string, SparkConf][])),
   ];
   for (const [field, conf] of parts) {
     const refused = refusedAccessSettings(conf, c.cluster.allowedAccessSettings);
