@@ -207,7 +207,12 @@ export async function startConnectGateway(deps: ApiDeps, opts: ConnectGatewayOpt
     const clusterName = String(headers[CLUSTER_PARAM] ?? DEFAULT_CLUSTER) || DEFAULT_CLUSTER;
     const first = await firstBytes(stream);
     const s = await sessions.route(first.sessionId, who, clusterName, stream.session as http2.Http2Session);
-    await forward(stream, headers, s, first);
+    sessions.callStarted(s);
+    try {
+      await forward(stream, headers, s, first);
+    } finally {
+      sessions.callEnded(s);
+    }
   };
 
   const forward = (

@@ -45,6 +45,8 @@ export interface LiveSession {
   connections: Set<Http2Session>;
   disconnectedAt?: number;
   lastWritten: number;
+  /** Calls forwarded and not yet answered: a session running a long query is not idle. */
+  inFlight: number;
 }
 
 export interface SessionTableOptions {
@@ -112,14 +114,28 @@ export class SessionTable {
       });
     }
     s.disconnectedAt = undefined;
-    if (t - s.lastWritten > TOUCH_WRITE_MS) {
-      s.lastWritten = t;
-      void sessionsOf(this.deps)
-        .updateOne({ _id: sessionId } as Document, { $set: { lastUsed: t, calls: s.record.calls } })
-        .catch(() => undefined);
-    }
+    this.writeLastUsed(s, t);
     this.keepServer(s.record.clusterId);
     return s;
+  }
+
+  /** Now and then, so other API processes' sweeps see the session alive (their own memory has no record of it). */
+  private writeLastUsed(s: LiveSession, t: number): void {
+    if (t - s.lastWritten <= TOUCH_WRITE_MS) return;
+    s.lastWritten = t;
+    void sessionsOf(this.deps)
+      .updateOne({ _id: s.record.id } as Document, { $set: { lastUsed: t, calls: s.record.calls } })
+      .catch(() => undefined);
+  }
+
+  /** Around each forwarded call: its idle time counts from its last call's answer. */
+  callStarted(s: LiveSession): void {
+    s.inFlight++;
+  }
+
+  callEnded(s: LiveSession): void {
+    s.inFlight = Math.max(0, s.inFlight - 1);
+    s.record.lastUsed = this.now();
   }
 
   /** Ends a session (its server died, it idled, its client left); idempotent. */
@@ -265,6 +281,7 @@ export class SessionTable {
       secret: connectServerSecret(this.deps.config.SECRET_KEY, record.driverId),
       connections: new Set(),
       lastWritten: this.now(),
+      inFlight: 0,
     };
     this.live.set(record.id, s);
     this.keepServer(record.clusterId, true);
@@ -286,7 +303,12 @@ export class SessionTable {
     const ends: Promise<void>[] = [];
     const busy = new Set<string>();
     for (const s of this.live.values()) {
-      if (t - s.record.lastUsed > idle)
+      if (s.inFlight > 0) {
+        // A call still running (a long query) is use.
+        s.record.lastUsed = t;
+        this.writeLastUsed(s, t);
+        busy.add(s.record.clusterId);
+      } else if (t - s.record.lastUsed > idle)
         ends.push(this.end(s.record.id, `no call for ${Math.round(idle / 1000)} s (CONNECT_SESSION_IDLE_MS)`));
       else if (s.disconnectedAt !== undefined && t - s.disconnectedAt > this.graceMs)
         ends.push(this.end(s.record.id, 'its client disconnected'));
