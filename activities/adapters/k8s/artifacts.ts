@@ -5,7 +5,7 @@ import { imageRunnerJars } from '../runner-jvm';
 import path from 'node:path';
 import type { DriverSpec } from '../../../domain/driver';
 import { THRIFT_SERVER_CLASS } from '../sql-engine-config';
-import { CONNECT_SERVER_CLASS, imageConnectJars } from './connect-server';
+import { CONNECT_SERVER_CLASS, imageConnectJars } from './connect-image';
 import { invalidSpec } from './errors';
 import { DEFAULT_RUNNER_PATH, type K8sCluster } from './options';
 

@@ -20,6 +20,7 @@ import { DriverPhase, type DriverStatus } from '../../../domain/driver';
 import type { EngineEndpoint } from '../../../domain/sql-engine';
 import { connectServerSecret } from '../../../lib/driver-secret';
 import type { ManifestContext } from './context';
+import { IMAGE_CONNECT_DIR } from './connect-image';
 import { invalidSpec } from './errors';
 import { Labels } from './names';
 import { driverImage, type SparkConf } from './spark-conf';
@@ -34,18 +35,12 @@ import {
   type ArgPart,
 } from './submit-args';
 
-export const CONNECT_SERVER_CLASS = 'org.apache.spark.sql.connect.service.SparkConnectServer';
+export { CONNECT_SERVER_CLASS, IMAGE_CONNECT_DIR, imageConnectJars } from './connect-image';
 const INTERCEPTOR_CLASS = 'sparkorchestrator.connect.ServerSecretInterceptor';
 /** Spark Connect's own default port, inside the pod only. */
 export const CONNECT_POD_PORT = 15002;
-/** Where the driver image holds the server's jar and the interceptor's. */
-export const IMAGE_CONNECT_DIR = '/opt/spark-orchestrator/connect';
-export const CONNECT_IMAGE_JARS = ['spark-connect_2.12-3.5.7.jar', 'connect-interceptor.jar'] as const;
 /** The interceptor's variable: the hex SHA-256 of the secret callers must present. */
 export const SECRET_SHA256_ENV = 'CONNECT_SERVER_SECRET_SHA256';
-
-/** local:// — in every node's image, not uploaded. */
-export const imageConnectJars = (): string[] => CONNECT_IMAGE_JARS.map((j) => `local://${IMAGE_CONNECT_DIR}/${j}`);
 
 export const connectServerConf = (): SparkConf => ({
   'spark.connect.grpc.binding.port': String(CONNECT_POD_PORT),
