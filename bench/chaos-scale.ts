@@ -60,12 +60,12 @@ export interface ScaleChaosOptions {
   /** A schedule (cron, e.g. '@every 5s') created through api-1, paused through api-2 once it has `ticks` jobs. */
   schedule?: { cron: string; ticks: number };
   /**
-   * Wait for the group and the SQL engine to take executions and statements before host-a's jobs are
-   * submitted, so those flow through the worker's kill too (the long form). Otherwise the group and the
-   * engine start while host-a's jobs run and the worker is killed (their launches may be in flight then),
-   * and their load flows through the API's kill only: cheaper, the short form.
+   * What takes its load before host-a's jobs are submitted (and so before the worker's kill): the group
+   * ('group': the short form; the SQL engine starts meanwhile and its statements flow through the API's kill
+   * only), or the group and the SQL engine ('all': the long form). Without it both start while host-a's
+   * jobs run and the worker is killed, their launches perhaps in flight then.
    */
-  loadsFirst?: boolean;
+  loadsFirst?: 'group' | 'all';
   /** Where the group's marker file goes. */
   dir: string;
   log(line: string): void;
@@ -174,8 +174,11 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
   follower.cut();
   o.log(`job ${onB} BUSY on host-b; its stream resumed on the other API`);
 
-  // 2. host-b's worker stops; the group, the SQL engine and the schedule start (their drivers can only land
-  //    on host-a now, whose two workers start meanwhile); host-b's job shows why it is not followed.
+  // 2. host-a's two workers start (host-b's job is launched: it stays host-b's); host-b's worker stops; the
+  //    group, the SQL engine and the schedule start (their drivers can only land on host-a now); host-b's job
+  //    shows why it is not followed.
+  const hostA = Promise.all([bed.addWorker('host-a'), bed.addWorker('host-a')]);
+  hostA.catch(() => undefined);
   const b1 = bed.workers.find((w) => w.host === 'host-b' && w.alive())!;
   await new Promise((r) => (b1.child.once('exit', r), b1.child.kill('SIGTERM')));
   o.log(`host-b's worker stopped`);
@@ -203,13 +206,14 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
     const short = () => (o.groups && answered.group < from.group + n) || (o.sql && answered.sql < from.sql + n);
     while (short() && Date.now() < deadline) await sleep(200);
   };
-  await Promise.all([bed.addWorker('host-a'), bed.addWorker('host-a')]);
+  await hostA;
   const absent = await until(onB, (j) => j.state !== 'BUSY', 60_000, 'other than BUSY');
   o.log(`job ${onB}: ${String(absent.state)} (${String(absent.error)})`);
 
   // 3. Jobs through both APIs land on host-a; its second worker is killed -9 while they run (with
-  //    `loadsFirst`, while the executions and statements go on too).
-  if (o.loadsFirst) await loads.then(() => flowed(3));
+  //    `loadsFirst`, while the executions, and statements, go on too).
+  if (o.loadsFirst === 'all') await loads.then(() => flowed(3));
+  else if (o.loadsFirst === 'group') await groupLoadP;
   const onA = await Promise.all(
     Array.from({ length: o.jobsOnA }, (_, i) => submit(`on-a-${i}`, Math.ceil(o.jobSeconds / 2), `${tag}-${i}`)),
   );
@@ -469,7 +473,7 @@ export async function scaleChaosMain(): Promise<void> {
       groups: { everyMs: 1000, scale: 2, syncEvery: 3 },
       sql: { everyMs: 1000 },
       schedule: { cron: '@every 5s', ticks: 4 },
-      loadsFirst: true,
+      loadsFirst: 'all',
       dir: path.join(dir, id),
       log,
     });
@@ -499,7 +503,7 @@ export async function scaleChaosMain(): Promise<void> {
   stream         ${r.stream.states.join(' → ')} over ${r.stream.connections} connections, ${r.stream.http5xx} × 5xx
   Socket.IO      ${r.sockets.map((st, i) => `api-${i + 1}: ${st.join(' → ')}`).join('; ')}
   logs           ${r.logsFromItsHost ? 'read on host-b' : 'NOT read'}
-  metrics        ${metricsAgree ? 'agree' : 'DIFFER'} across APIs (${r.metrics[0].length} spark_jobs series)
+  metrics        ${metricsAgree ? 'agree' : 'DIFFER'} across APIs (${r.metrics[0].length} series: jobs, executions, statements, scheduled jobs)
   counted        api-1 / store: ${Object.entries(r.counted)
     .map(([k, [a, b]]) => `${k} ${a}/${b}`)
     .join(', ')}

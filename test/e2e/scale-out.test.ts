@@ -46,9 +46,10 @@ describe('two hosts, three workers, two APIs', () => {
     const report = await runScaleChaos(bed!, {
       jobSeconds: 25,
       jobsOnA: 2,
-      groups: { everyMs: 1500, scale: 1, syncEvery: 2 },
-      sql: { everyMs: 1500 },
+      groups: { everyMs: 700, scale: 1, syncEvery: 2 },
+      sql: { everyMs: 700 },
       schedule: { cron: '@every 5s', ticks: 2 },
+      loadsFirst: 'group',
       dir: path.join(inject('testDir'), id),
       // Seconds since the test began: printed only when it fails (passed tests are silent).
       log: (line) => console.log(`${((Date.now() - began) / 1000).toFixed(1).padStart(6)} s  ${line}`),
