@@ -6,7 +6,9 @@
 // Spark's backend then creates its executor pods through the API server as the drivers' service account;
 // the kubelet runs them as Spark's image would (KubernetesExecutorBackend) and they do the work. The job's
 // logs, driver and executors, are read through the API server while they run and from the saved copy after.
-// Last, the cluster adapter contract (testkit/adapter-contract.ts) against the same API server and kubelet.
+// Last, the cluster adapter contract (testkit/adapter-contract.ts) against the same API server and kubelet: jobs,
+// a group's runner pod, the SPARK_SQL engine's pod (reached at its pod's IP, as its Service would route), a
+// broken cluster.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -69,8 +71,14 @@ function plan(_pod: V1Pod, ctx: PodContext): PodPlan {
         'spark.driver.blockManager.port': String(ctx.ports[1]),
         'spark.driver.extraClassPath': `${S3A_JARS}/*`,
       },
-      // The driver image's runner (group instances): this repository's.
-      paths: { '/opt/spark-orchestrator/runner/': path.join(ROOT, 'runner') + '/' },
+      paths: {
+        // The driver image's runner (group instances): this repository's.
+        '/opt/spark-orchestrator/runner/': path.join(ROOT, 'runner') + '/',
+        // An SQL engine's Thrift Server listens on the pod's own address (every address of a pod's own network),
+        // and keeps its Derby metastore and statement logs in a folder of the pod's own (the image's /tmp).
+        'hive.server2.thrift.bind.host=0.0.0.0': `hive.server2.thrift.bind.host=${podIP}`,
+        '/tmp/spark-sql': path.join(inject('testDir'), 'kubelet-pyspark', `spark-sql-${podIP}`),
+      },
       // Spark's UI listens on SPARK_LOCAL_IP, else on every address: here the pod's, as in its own network.
       env: { PYSPARK_PYTHON: local.PYTHON, PYSPARK_DRIVER_PYTHON: local.PYTHON, JAVA_HOME, SPARK_LOCAL_IP: podIP },
       timeoutMs: 300_000,
@@ -86,6 +94,8 @@ beforeAll(async () => {
     cp,
     nodeName: 'node-pyspark',
     namespaces: [NS],
+    // The adapter contract's drivers and executors side by side (each pod asks for a CPU).
+    capacity: { cpu: 16, memoryMiB: 32 * 1024 },
     dir: path.join(inject('testDir'), 'kubelet-pyspark'),
     plan,
     executor: {
@@ -160,169 +170,185 @@ spark.stop()
 `;
 
 describe.skipIf(!ready)('a PySpark job on a real Kubernetes API server, with executors Spark creates', () => {
-  it('goes from submit to FINISHED; executor pods did the work; logs read through the API server', async () => {
-    const t0 = Date.now();
-    const r = await call(
-      h,
-      'POST',
-      '/job/submit',
-      form(
-        { name: 'squares', language: 'PYTHON', jobClass: 'main', clusterName: 'kube', args: '1000', executors: '2' },
-        { pyFiles: [{ name: 'main.py', content: APP }] },
-      ),
-    );
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const id = r.body.jobId as string;
-    // While it runs: executor pods exist, made by Spark, owned by the driver pod.
-    const executors = await eventually(
-      async () => {
+  // The two cases run side by side (it.concurrent), for the file's time.
+  it.concurrent(
+    'goes from submit to FINISHED; executor pods did the work; logs read through the API server',
+    async () => {
+      const t0 = Date.now();
+      const r = await call(
+        h,
+        'POST',
+        '/job/submit',
+        form(
+          { name: 'squares', language: 'PYTHON', jobClass: 'main', clusterName: 'kube', args: '1000', executors: '2' },
+          { pyFiles: [{ name: 'main.py', content: APP }] },
+        ),
+      );
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const id = r.body.jobId as string;
+      // While it runs: executor pods exist, made by Spark, owned by the driver pod.
+      const executors = await eventually(
+        async () => {
+          const x = await kubeRequest(
+            cp,
+            cp.adminToken,
+            'GET',
+            `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-role=executor,spark-orchestrator.io/job-id=${id}`)}`,
+          );
+          const j = (await call(h, 'GET', `/job/${id}`)).body;
+          if (['FAILED', 'FINISHED'].includes(j.state))
+            throw Object.assign(new Error(`job ended: ${JSON.stringify(j)}`), { fatal: true });
+          return x.body.items?.length === 2 ? (x.body.items as V1Pod[]) : undefined;
+        },
+        180_000,
+        250,
+      );
+      for (const e of executors) expect(e.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Pod' });
+      // The executors' own logs, through the API server and the node's log endpoint, while they exist (Spark
+      // deletes its executor pods when the driver stops).
+      const running = await eventually(
+        async () => {
+          const x = await call(h, 'GET', `/job/${id}/logs?logSize=200`);
+          const ex = (x.body as { role: string; log: string[] }[]).filter((l) => l.role === 'executor');
+          return ex.length === 2 && ex.every((l) => l.log.length > 0) ? ex : undefined;
+        },
+        60_000,
+        250,
+      );
+      expect(running.map((l) => l.log.join('\n')).join('\n')).toMatch(/KubernetesExecutorBackend|Executor/);
+      const done = await eventually(
+        async () => {
+          const j = (await call(h, 'GET', `/job/${id}`)).body;
+          return ['FINISHED', 'FAILED'].includes(j.state) ? j : undefined;
+        },
+        240_000,
+        500,
+      );
+      const logs = (await call(h, 'GET', `/job/${id}/logs?logSize=5000`)).body as {
+        role: string;
+        name: string;
+        log: string[];
+      }[];
+      const driverLog = logs.find((l) => l.role === 'driver')?.log.join('\n') ?? '';
+      expect(done.state, driverLog.slice(-3000)).toBe('FINISHED');
+      const result = /RESULT total=(\d+) executors=(\S+)/.exec(driverLog);
+      expect(result?.[1]).toBe(String((1000 * 1001 * 2001) / 6));
+      // The tasks ran in the executor pods, not in the driver.
+      expect(result?.[2].split(',').sort()).toEqual(executors.map((e) => e.metadata!.name!).sort());
+      console.log(`k8s PySpark job with 2 executors: ${Date.now() - t0} ms submit → FINISHED and logs`);
+      // Its run in the History Server: the event log the driver wrote to the storage (s3a), copied when its pods
+      // were removed. Its stages are those of the job.
+      expect(done.historyUrl).toBe(`/api/v1/job/${id}/history/`);
+      const stages = await eventually(async () => {
+        const x = await call(h, 'GET', `/job/${id}/history/api/v1/applications/${done.appId}/stages`);
+        return x.status === 200 ? (x.body as { status: string; numTasks: number }[]) : undefined;
+      }, 60_000);
+      expect(stages.length).toBeGreaterThanOrEqual(2);
+      expect(stages.every((st) => st.status === 'COMPLETE')).toBe(true);
+      // Nothing of the job is left on the cluster.
+      await eventually(async () => {
         const x = await kubeRequest(
           cp,
           cp.adminToken,
           'GET',
-          `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-role=executor,spark-orchestrator.io/job-id=${id}`)}`,
+          `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-orchestrator.io/job-id=${id}`)}`,
         );
-        const j = (await call(h, 'GET', `/job/${id}`)).body;
-        if (['FAILED', 'FINISHED'].includes(j.state))
-          throw Object.assign(new Error(`job ended: ${JSON.stringify(j)}`), { fatal: true });
-        return x.body.items?.length === 2 ? (x.body.items as V1Pod[]) : undefined;
-      },
-      180_000,
-      250,
-    );
-    for (const e of executors) expect(e.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Pod' });
-    // The executors' own logs, through the API server and the node's log endpoint, while they exist (Spark
-    // deletes its executor pods when the driver stops).
-    const running = await eventually(
-      async () => {
-        const x = await call(h, 'GET', `/job/${id}/logs?logSize=200`);
-        const ex = (x.body as { role: string; log: string[] }[]).filter((l) => l.role === 'executor');
-        return ex.length === 2 && ex.every((l) => l.log.length > 0) ? ex : undefined;
-      },
-      60_000,
-      250,
-    );
-    expect(running.map((l) => l.log.join('\n')).join('\n')).toMatch(/KubernetesExecutorBackend|Executor/);
-    const done = await eventually(
-      async () => {
-        const j = (await call(h, 'GET', `/job/${id}`)).body;
-        return ['FINISHED', 'FAILED'].includes(j.state) ? j : undefined;
-      },
-      240_000,
-      500,
-    );
-    const logs = (await call(h, 'GET', `/job/${id}/logs?logSize=5000`)).body as {
-      role: string;
-      name: string;
-      log: string[];
-    }[];
-    const driverLog = logs.find((l) => l.role === 'driver')?.log.join('\n') ?? '';
-    expect(done.state, driverLog.slice(-3000)).toBe('FINISHED');
-    const result = /RESULT total=(\d+) executors=(\S+)/.exec(driverLog);
-    expect(result?.[1]).toBe(String((1000 * 1001 * 2001) / 6));
-    // The tasks ran in the executor pods, not in the driver.
-    expect(result?.[2].split(',').sort()).toEqual(executors.map((e) => e.metadata!.name!).sort());
-    console.log(`k8s PySpark job with 2 executors: ${Date.now() - t0} ms submit → FINISHED and logs`);
-    // Its run in the History Server: the event log the driver wrote to the storage (s3a), copied when its pods
-    // were removed. Its stages are those of the job.
-    expect(done.historyUrl).toBe(`/api/v1/job/${id}/history/`);
-    const stages = await eventually(async () => {
-      const x = await call(h, 'GET', `/job/${id}/history/api/v1/applications/${done.appId}/stages`);
-      return x.status === 200 ? (x.body as { status: string; numTasks: number }[]) : undefined;
-    }, 60_000);
-    expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(stages.every((st) => st.status === 'COMPLETE')).toBe(true);
-    // Nothing of the job is left on the cluster.
-    await eventually(async () => {
-      const x = await kubeRequest(
-        cp,
-        cp.adminToken,
-        'GET',
-        `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-orchestrator.io/job-id=${id}`)}`,
-      );
-      return x.body.items?.length === 0 ? true : undefined;
-    }, 60_000);
-  });
+        return x.body.items?.length === 0 ? true : undefined;
+      }, 60_000);
+    },
+    420_000,
+  );
 
-  it('a PYTHON group on Kubernetes: its runner pod gets READY, executes a job class with its executors, and goes', async () => {
-    const JOBS = `from pyspark.sql import SparkSession
+  it.concurrent(
+    'a PYTHON group on Kubernetes: its runner pod gets READY, executes a job class with its executors, and goes',
+    async () => {
+      const JOBS = `from pyspark.sql import SparkSession
 
 class SquareSum:
     def run(self, spark: SparkSession, config):
         n = int(config.get("n", "10"))
         return str(spark.sparkContext.parallelize(range(1, n + 1), 2).map(lambda x: x * x).sum())
 `;
-    const r = await call(
-      h,
-      'POST',
-      '/group',
-      form(
-        { name: 'k8s-warm', language: 'PYTHON', scale: '1', clusterName: 'kube', executors: '1', driverMemory: '512m' },
-        { pyFiles: [{ name: 'jobs.py', content: JOBS }] },
-      ),
-    );
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const groupId = r.body.groupId as string;
-    const t0 = Date.now();
-    await eventually(
-      async () => {
-        const g = (await call(h, 'GET', `/group/${groupId}?jobStates=SUBMITTED,STARTING,READY,BUSY,FAILED,UNKNOWN`))
-          .body;
-        const jobs = (g.jobs ?? []) as { state: string; error?: string }[];
-        if (jobs.some((j) => j.state === 'FAILED'))
-          throw Object.assign(new Error(`instance failed: ${JSON.stringify(jobs)}`), { fatal: true });
-        return jobs.length === 1 && jobs[0].state === 'READY' ? true : undefined;
-      },
-      240_000,
-      500,
-    );
-    const readyMs = Date.now() - t0;
-    const x = await call(h, 'POST', `/group/${groupId}/job/execute`, {
-      type: 'interactive_job_execute',
-      jobClass: 'jobs.SquareSum',
-      jobConfig: { n: '1000' },
-    });
-    expect(x.status, JSON.stringify(x.body)).toBe(200);
-    expect(x.body.result).toBe(String((1000 * 1001 * 2001) / 6));
-    // The runner's Spark asked for its executor through the API server, and it runs.
-    const executors = await kubeRequest(
-      cp,
-      cp.adminToken,
-      'GET',
-      `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-role=executor,spark-orchestrator.io/group-id=${groupId}`)}`,
-    );
-    expect(executors.body.items.map((p: V1Pod) => p.status?.phase)).toEqual(['Running']);
-    console.log(`k8s PYTHON group: READY in ${readyMs} ms, an execution ${Date.now() - t0 - readyMs} ms`);
-    // The runner's live Spark UI through the API: the driver pod's IP (as the API server reports it) on the
-    // UI port, its stages those of the execution, its links under the API's path.
-    const instance = (
-      (await call(h, 'GET', `/group/${groupId}?jobStates=STARTING,READY,BUSY`)).body.jobs as {
-        jobId: string;
-        uiUrl?: string;
-      }[]
-    )[0];
-    expect(instance, 'the READY instance').toBeDefined();
-    expect(instance.uiUrl).toBe(`/api/v1/job/${instance.jobId}/ui/`);
-    const apps = await call(h, 'GET', `/job/${instance.jobId}/ui/api/v1/applications`);
-    expect(apps.status, JSON.stringify(apps.body)).toBe(200);
-    const appId = (apps.body as { id: string }[])[0].id;
-    const stages = await call(h, 'GET', `/job/${instance.jobId}/ui/api/v1/applications/${appId}/stages`);
-    expect(stages.status).toBe(200);
-    expect((stages.body as { status: string }[]).some((st) => st.status === 'COMPLETE')).toBe(true);
-    const page = await fetch(`${h.url}/job/${instance.jobId}/ui/jobs/`);
-    expect(page.status).toBe(200);
-    expect(await page.text()).toContain(`/api/v1/job/${instance.jobId}/ui/`);
-    expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
-    await eventually(async () => {
-      const left = await kubeRequest(
+      const r = await call(
+        h,
+        'POST',
+        '/group',
+        form(
+          {
+            name: 'k8s-warm',
+            language: 'PYTHON',
+            scale: '1',
+            clusterName: 'kube',
+            executors: '1',
+            driverMemory: '512m',
+          },
+          { pyFiles: [{ name: 'jobs.py', content: JOBS }] },
+        ),
+      );
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const groupId = r.body.groupId as string;
+      const t0 = Date.now();
+      await eventually(
+        async () => {
+          const g = (await call(h, 'GET', `/group/${groupId}?jobStates=SUBMITTED,STARTING,READY,BUSY,FAILED,UNKNOWN`))
+            .body;
+          const jobs = (g.jobs ?? []) as { state: string; error?: string }[];
+          if (jobs.some((j) => j.state === 'FAILED'))
+            throw Object.assign(new Error(`instance failed: ${JSON.stringify(jobs)}`), { fatal: true });
+          return jobs.length === 1 && jobs[0].state === 'READY' ? true : undefined;
+        },
+        240_000,
+        500,
+      );
+      const readyMs = Date.now() - t0;
+      const x = await call(h, 'POST', `/group/${groupId}/job/execute`, {
+        type: 'interactive_job_execute',
+        jobClass: 'jobs.SquareSum',
+        jobConfig: { n: '1000' },
+      });
+      expect(x.status, JSON.stringify(x.body)).toBe(200);
+      expect(x.body.result).toBe(String((1000 * 1001 * 2001) / 6));
+      // The runner's Spark asked for its executor through the API server, and it runs.
+      const executors = await kubeRequest(
         cp,
         cp.adminToken,
         'GET',
-        `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-orchestrator.io/group-id=${groupId}`)}`,
+        `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-role=executor,spark-orchestrator.io/group-id=${groupId}`)}`,
       );
-      return left.body.items?.length === 0 ? true : undefined;
-    }, 60_000);
-  });
+      expect(executors.body.items.map((p: V1Pod) => p.status?.phase)).toEqual(['Running']);
+      console.log(`k8s PYTHON group: READY in ${readyMs} ms, an execution ${Date.now() - t0 - readyMs} ms`);
+      // The runner's live Spark UI through the API: the driver pod's IP (as the API server reports it) on the
+      // UI port, its stages those of the execution, its links under the API's path.
+      const instance = (
+        (await call(h, 'GET', `/group/${groupId}?jobStates=STARTING,READY,BUSY`)).body.jobs as {
+          jobId: string;
+          uiUrl?: string;
+        }[]
+      )[0];
+      expect(instance, 'the READY instance').toBeDefined();
+      expect(instance.uiUrl).toBe(`/api/v1/job/${instance.jobId}/ui/`);
+      const apps = await call(h, 'GET', `/job/${instance.jobId}/ui/api/v1/applications`);
+      expect(apps.status, JSON.stringify(apps.body)).toBe(200);
+      const appId = (apps.body as { id: string }[])[0].id;
+      const stages = await call(h, 'GET', `/job/${instance.jobId}/ui/api/v1/applications/${appId}/stages`);
+      expect(stages.status).toBe(200);
+      expect((stages.body as { status: string }[]).some((st) => st.status === 'COMPLETE')).toBe(true);
+      const page = await fetch(`${h.url}/job/${instance.jobId}/ui/jobs/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain(`/api/v1/job/${instance.jobId}/ui/`);
+      expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
+      await eventually(async () => {
+        const left = await kubeRequest(
+          cp,
+          cp.adminToken,
+          'GET',
+          `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(`spark-orchestrator.io/group-id=${groupId}`)}`,
+        );
+        return left.body.items?.length === 0 ? true : undefined;
+      }, 60_000);
+    },
+    420_000,
+  );
 });
 
 // The cluster adapter contract (testkit/adapter-contract.ts) on the same API server and kubelet: the adapter the
@@ -347,13 +373,55 @@ describe.skipIf(!ready)('the adapter contract on the real API server', () => {
     logs: async (driverId, range) => (await lookup(name)).logs(driverId, range),
     remove: async (driverId) => (await lookup(name)).remove(driverId),
   });
+  /** Pods of a label selector in the drivers' namespace. */
+  const podsOf = async (selector: string) =>
+    (
+      await kubeRequest(
+        cp,
+        cp.adminToken,
+        'GET',
+        `/api/v1/namespaces/${NS}/pods?labelSelector=${encodeURIComponent(selector)}`,
+      )
+    ).body.items as V1Pod[];
+  /** The engine's Service's selector, as `reach` found it. */
+  let engineSelector = '';
   adapterContract(
     () => ({
       adapter: via('kube'),
       broken: via('kube-broken'),
       // In the artifact store, as an uploaded job's files are: the adapter ships them from there.
-      spec: (driverId, kind) => contractSpec(path.join(h.config.ARTIFACT_DIR, 'k8s-contract'), driverId, kind, 'kube'),
+      // Only `ok` runs a Spark job: the others ask for no executor pod (Spark on Kubernetes takes 0, YARN does not).
+      spec: (driverId, kind) =>
+        contractSpec(path.join(h.config.ARTIFACT_DIR, 'k8s-contract'), driverId, kind, 'kube', {
+          executors: kind === 'ok' ? 1 : 0,
+          driverMemory: '512m',
+          executorMemory: '512m',
+        }),
       timeoutMs: 300_000,
+      clusterName: 'kube',
+      temporal: { address: h.config.TEMPORAL_ADDRESS, namespace: h.config.TEMPORAL_NAMESPACE },
+      secretKey: h.config.SECRET_KEY,
+      // What the cluster's DNS and the Service do: <service>.<namespace>.svc to the IP of the pod it selects.
+      reach: async (endpoint) => {
+        const [service, namespace] = endpoint.host.split('.');
+        const svc = await kubeRequest(cp, cp.adminToken, 'GET', `/api/v1/namespaces/${namespace}/services/${service}`);
+        expect(svc.status, svc.text).toBe(200);
+        engineSelector = Object.entries(svc.body.spec.selector as Record<string, string>)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',');
+        const pod = (await podsOf(engineSelector)).find((p) => p.status?.phase === 'Running');
+        expect(pod?.status?.podIP, JSON.stringify(pod?.status)).toBeTruthy();
+        return { host: pod!.status!.podIP!, port: Number(svc.body.spec.ports[0].targetPort) };
+      },
+      checks: {
+        // Nothing of the runner is left: its pod, and the executor pod its Spark asked for.
+        runnerRemoved: async (_driverId, ready) => {
+          await eventually(async () => (await podsOf(`spark-orchestrator.io/job-id=${ready.instanceId}`)).length === 0);
+        },
+        engineRemoved: async () => {
+          await eventually(async () => (await podsOf(engineSelector)).length === 0);
+        },
+      },
     }),
     'k8s-contract',
   );

@@ -1,15 +1,18 @@
 // The local cluster adapter against real spark-submit runs (pyspark from the dev stack, Java 17).
-// Spark start-up costs seconds on two cores, so the Spark cases run concurrently.
+// Spark start-up costs seconds on two cores, so the Spark cases run concurrently. Last, the adapter contract
+// (testkit/adapter-contract.ts), with what only a local driver has: an SQL engine's folder, its process group,
+// its state outside the folder.
 import { execFile, execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLocalAdapter, type LocalAdapterConfig } from '../../activities/adapters/local/adapter';
 import { DRIVER_FILES } from '../../activities/adapters/local/driver-files';
 import { summarizeFailure } from '../../activities/adapters/local/logs';
+import { sqlStateDir } from '../../activities/adapters/local/sql-engine';
 import { pythonFor } from '../../activities/adapters/local/python-env';
 import { isFinalPhase, type ClusterAdapter, type DriverSpec, type DriverStatus } from '../../domain/driver';
 import type { SparkSpec } from '../../domain/types';
@@ -84,6 +87,20 @@ const pgrep = (pattern: string): number[] => {
     return [];
   }
 };
+
+/** The members of a process group (a driver's wrapper leads one; the JVM is in it). */
+const groupMembers = (pgid: number): number[] =>
+  readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((e) => {
+      try {
+        const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 
 const alive = (pid: number): boolean => {
   try {
@@ -503,9 +520,16 @@ with zipfile.ZipFile(${JSON.stringify(wheel)}, 'w') as z:
 });
 
 describe('the adapter contract on the local adapter', () => {
+  const secretKey = randomBytes(32).toString('hex');
+  // The service's adapter of a local cluster: the repository's runner, the key runners' channel secrets come from.
+  let contract: ClusterAdapter | undefined;
+  const contractAdapter = () => (contract ??= createLocalAdapter({ ...config, SECRET_KEY: secretKey }));
+  const pidOf = (driverId: string) =>
+    Number(readFileSync(path.join(config.DRIVER_DIR, driverId, DRIVER_FILES.pid), 'utf8'));
+  let engineGroup: number[] = [];
   adapterContract(
     () => ({
-      adapter,
+      adapter: contractAdapter(),
       // No Spark where the cluster says it is.
       broken: createLocalAdapter(
         { ...config, SPARK_HOME: path.join(tmp, 'no-spark'), DRIVER_DIR: path.join(tmp, 'broken-drivers') },
@@ -516,6 +540,43 @@ describe('the adapter contract on the local adapter', () => {
         return contractSpec(path.join(tmp, 'contract'), driverId, kind, 'local');
       },
       timeoutMs: 120_000,
+      clusterName: 'local',
+      temporal: { address: inject('temporalAddress'), namespace: 'default' },
+      secretKey,
+      checks: {
+        engineRunning: async (driverId) => {
+          launched.add(driverId);
+          const dir = path.join(config.DRIVER_DIR, driverId);
+          // One process for the two launches: the wrapper (which leads the group) and the JVM.
+          const pid = pidOf(driverId);
+          expect(pgrep(`org.apache.spark.deploy.SparkSubmit.*${driverId}`)).toHaveLength(1);
+          engineGroup = groupMembers(pid);
+          expect(engineGroup.length).toBeGreaterThanOrEqual(2);
+          const [entry] = await contractAdapter().logs(driverId, { from: 0, size: 100_000 });
+          expect(entry).toMatchObject({ name: driverId, role: 'driver', state: 'RUNNING' });
+          expect(entry.log.some((l) => l.includes('HiveThriftServer2 started'))).toBe(true);
+          // Nothing outside its folder but its state (metastore and warehouse), which outlives it.
+          const wrapperFiles = [DRIVER_FILES.command, DRIVER_FILES.pid, DRIVER_FILES.log, DRIVER_FILES.endpoint];
+          const engineFiles = [
+            DRIVER_FILES.appId,
+            'derby.log',
+            DRIVER_FILES.eventLog,
+            'operation_logs',
+            DRIVER_FILES.ui,
+          ];
+          expect(readdirSync(dir).sort()).toEqual([...wrapperFiles, ...engineFiles].sort());
+          expect(readdirSync(sqlStateDir(config, 'local-contract')).sort()).toEqual(['metastore_db', 'warehouse']);
+        },
+        engineRemoved: async (driverId) => {
+          // Every process of its group is gone, and its record says why.
+          await eventually(async () => engineGroup.every((p) => !alive(p)), 10_000, 100);
+          expect(groupMembers(pidOf(driverId))).toEqual([]);
+          expect(await contractAdapter().status(driverId)).toMatchObject({ phase: 'FAILED', message: 'removed' });
+        },
+        runnerReady: async (driverId) => {
+          launched.add(driverId);
+        },
+      },
     }),
     'local-contract',
   );

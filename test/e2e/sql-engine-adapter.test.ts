@@ -1,6 +1,6 @@
-// SQL engines on the local adapter, for real: Spark's Thrift Server (pyspark from the dev stack) and
-// Trino (installed by scripts/setup.sh), each launched, probed until it answers, and removed with every
-// process it started. The two start side by side: each takes seconds of JVM start-up on two cores.
+// Trino engines on the local adapter, for real (installed by scripts/setup.sh): launched, probed until it
+// answers, and removed with every process it started. The SPARK_SQL engine (Spark's Thrift Server) is a case of
+// the adapter contract (testkit/adapter-contract.ts), which local-adapter.test.ts runs with the local checks.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import { probeEngine } from '../../activities/adapters/engine-probe';
 import { createLocalAdapter, type LocalAdapterConfig } from '../../activities/adapters/local/adapter';
 import { DRIVER_FILES } from '../../activities/adapters/local/driver-files';
-import { sqlStateDir, TRINO_DIRS } from '../../activities/adapters/local/sql-engine';
+import { TRINO_DIRS } from '../../activities/adapters/local/sql-engine';
 import { isFinalPhase, type ClusterAdapter, type DriverSpec } from '../../domain/driver';
-import { sqlEngineDriverId, type SqlEngine } from '../../domain/sql-engine';
+import { sqlEngineDriverId } from '../../domain/sql-engine';
 import { loadConfig } from '../../lib/config';
 import { eventually } from '../../testkit/wait';
 import { sparkSpec } from '../../testkit/spark-spec';
@@ -44,7 +44,8 @@ afterAll(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-const spec = (type: SqlEngine): DriverSpec => {
+const spec = (): DriverSpec => {
+  const type = 'TRINO';
   const driverId = sqlEngineDriverId('e2e', type, 1);
   launched.add(driverId);
   return {
@@ -85,15 +86,12 @@ const groupMembers = (pgid: number): number[] =>
     })
     .map(Number);
 
-/** What each engine leaves in its driver folder (besides the wrapper's files), and nothing else. */
-const FOLDER: Record<SqlEngine, string[]> = {
-  SPARK_SQL: [DRIVER_FILES.appId, 'derby.log', DRIVER_FILES.eventLog, 'operation_logs', DRIVER_FILES.ui],
-  TRINO: [TRINO_DIRS.etc.split('/')[0]],
-};
-const READY_LINE: Record<SqlEngine, string> = { SPARK_SQL: 'HiveThriftServer2 started', TRINO: 'SERVER STARTED' };
+/** What Trino leaves in its driver folder (besides the wrapper's files), and nothing else. */
+const FOLDER = [TRINO_DIRS.etc.split('/')[0]];
 
-async function launchProbeRemove(type: SqlEngine, expect: ExpectStatic): Promise<void> {
-  const s = spec(type);
+async function launchProbeRemove(expect: ExpectStatic): Promise<void> {
+  const type = 'TRINO';
+  const s = spec();
   const dir = path.join(config.DRIVER_DIR, s.driverId);
   const t0 = Date.now();
   const first = await adapter.launch(s);
@@ -120,15 +118,12 @@ async function launchProbeRemove(type: SqlEngine, expect: ExpectStatic): Promise
   expect(entry).toMatchObject({ name: s.driverId, role: 'driver', state: 'RUNNING' });
   await eventually(async () => {
     const [e] = await adapter.logs(s.driverId, { from: 0, size: 100_000 });
-    return e.log.some((l) => l.includes(READY_LINE[type]));
+    return e.log.some((l) => l.includes('SERVER STARTED'));
   }, 10_000);
 
-  // Nothing outside its folder but a SPARK_SQL engine's state, which outlives it.
+  // Nothing outside its folder.
   const wrapperFiles = [DRIVER_FILES.command, DRIVER_FILES.pid, DRIVER_FILES.log, DRIVER_FILES.endpoint];
-  expect(readdirSync(dir).sort()).toEqual([...wrapperFiles, ...FOLDER[type]].sort());
-  if (type === 'SPARK_SQL') {
-    expect(readdirSync(sqlStateDir(config, STATE_KEY)).sort()).toEqual(['metastore_db', 'warehouse']);
-  }
+  expect(readdirSync(dir).sort()).toEqual([...wrapperFiles, ...FOLDER].sort());
 
   const group = groupMembers(pid);
   expect(group.length).toBeGreaterThanOrEqual(2); // the wrapper and the JVM
@@ -141,14 +136,10 @@ async function launchProbeRemove(type: SqlEngine, expect: ExpectStatic): Promise
   expect(removed.endpoint).toBeUndefined();
 }
 
-describe.concurrent('local adapter: SQL engines for real', () => {
-  it('SPARK_SQL: the Thrift Server answers at its endpoint, and is gone after remove', async ({ expect }) => {
-    await launchProbeRemove('SPARK_SQL', expect);
-  });
-
+describe('local adapter: SQL engines for real', () => {
   it.skipIf(!trinoInstalled)('TRINO: Trino answers at its endpoint, and is gone after remove', async ({ expect }) => {
     const installed = readdirSync(TRINO_HOME).sort();
-    await launchProbeRemove('TRINO', expect);
+    await launchProbeRemove(expect);
     // Runs from the shared install without writing into it.
     expect(readdirSync(TRINO_HOME).sort()).toEqual(installed);
   });

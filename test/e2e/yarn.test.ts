@@ -1,31 +1,30 @@
 // Clusters of type `yarn` against a real single-node YARN (testkit/yarn: Apache Hadoop 3.3.4's ResourceManager
-// and NodeManager on loopback, started once for the file), through the whole service: the cluster's fields
-// checked, a PySpark job submitted in cluster deploy mode to FINISHED with its YARN application id as appId
-// and its driver's log read from the NodeManager after it ended while another job is cancelled (its
-// application KILLED), side by side a CODE group executing code, a SCALA group running a Scala job class (each
-// runner driver a YARN application) and an SQL statement on a Thrift Server whose executors are YARN containers
-// (client mode), stopped through the API, then the ResourceManager stopped mid-job (the job UNKNOWN with the
-// cause, then FINISHED once the ResourceManager is back and has recovered its applications), and the adapter
-// contract. The daemons' and spark-submit's output goes to
+// and NodeManager on loopback, started once for the file). Through the whole service: the cluster's fields
+// checked, then the ResourceManager stopped mid-job (the job UNKNOWN with the cause, then FINISHED once the
+// ResourceManager is back and has recovered its applications). Then, side by side, the adapter contract
+// (testkit/adapter-contract.ts: jobs in cluster mode, a group's runner driver, the SPARK_SQL engine in client mode,
+// a broken cluster) with what only YARN has (each driver a YARN application: its id as appId, KILLED on remove,
+// ended drivers' logs from the aggregated files; the engine's executors an application in the cluster's queue),
+// and a SCALA group through the service running a Scala job class. The daemons' and spark-submit's output goes to
 // files, never to the test log. Skipped without the jars (scripts/setup-yarn.sh) or a JDK.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createYarnAdapter } from '../../activities/adapters/yarn/adapter';
-import type { YarnAdapterOptions } from '../../activities/adapters/yarn/submit-args';
+import { yarnTag, type YarnAdapterOptions } from '../../activities/adapters/yarn/submit-args';
 import { loadConfig } from '../../lib/config';
 import { adapterContract, contractSpec } from '../../testkit/adapter-contract';
 import { startYarn, yarnAvailable, type YarnCluster } from '../../testkit/yarn/cluster';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
 const ready = yarnAvailable();
+const MEMORY_MB = 12288;
 let y: YarnCluster;
 let h: Harness;
 let clusterId: string | undefined;
-/** A second cluster on the same YARN whose engine asks for little (one 512m executor). */
-let sqlClusterId: string | undefined;
 /** A Scala job class (cloud.ilum.job.Job), compiled while YARN starts. */
 let scalaJar: Buffer;
 const work = mkdtempSync(path.join(os.tmpdir(), 'yarn-test-'));
@@ -58,19 +57,27 @@ async function buildScalaJar(stackDir: string, sparkHome: string): Promise<Buffe
   return readFileSync(jar);
 }
 
+/** The JVMs of a test's drivers, executors and application masters: short-lived, on two cores. C1 alone and the
+ * serial collector spend far less CPU on start-up (measured: a small job's containers ~20 % less). */
+const JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+
 /** Keeps the job's Spark on loopback too (its driver's RPC and block manager), and without a UI. */
 const LOOPBACK_DEFAULTS = [
   'spark.ui.enabled=false',
   'spark.yarn.appMasterEnv.SPARK_LOCAL_IP=127.0.0.1',
   'spark.executorEnv.SPARK_LOCAL_IP=127.0.0.1',
+  `spark.driver.extraJavaOptions=${JVM_OPTIONS}`,
+  `spark.executor.extraJavaOptions=${JVM_OPTIONS}`,
+  `spark.yarn.am.extraJavaOptions=${JVM_OPTIONS}`,
 ].join(';');
 
 beforeAll(async () => {
   if (!ready) return;
   [y, h] = await Promise.all([
     // Log aggregation on: ended applications' logs are read from the aggregated files (the clusters' hadoopConf,
-    // y.clientConf, turns it on for the client too).
-    startYarn({ logAggregation: true }),
+    // y.clientConf, turns it on for the client too). Room for the last part's drivers side by side: 12 containers
+    // of 1 GiB (a 512m heap and Spark's 384m overhead, rounded up).
+    startYarn({ logAggregation: true, memoryMb: MEMORY_MB }),
     startHarness().then(async (started) => {
       scalaJar = await buildScalaJar(started.config.STACK_DIR, started.config.SPARK_HOME);
       return started;
@@ -92,8 +99,7 @@ afterAll(async () => {
   await h?.stop();
   await y?.stop();
   // The drivers' folders the adapter kept on this host (STACK_DIR/yarn/<clusterId>).
-  for (const id of [clusterId, sqlClusterId])
-    if (h && id) rmSync(path.join(h.config.STACK_DIR, 'yarn', id), { recursive: true, force: true });
+  if (h && clusterId) rmSync(path.join(h.config.STACK_DIR, 'yarn', clusterId), { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -185,93 +191,16 @@ describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManage
     // More than the queue can ever give: 402 at once, not an application waiting ACCEPTED for ever.
     const big = await submit('too-big', 10, 0, { executors: '20', executorMemory: '1g' });
     expect(big.status, JSON.stringify(big.body)).toBe(402);
-    expect(big.body.message).toMatch(/above the 6144Mi queue 'default' of cluster 'yarn' can ever give/);
-  });
-
-  // One job runs to its end while another is cancelled: two applications side by side, for the file's time.
-  it('runs a PySpark job to FINISHED in cluster mode (appId: the application id; the driver log read after it ended) and cancels another by killing its application', async () => {
-    const [r, sleeper] = await Promise.all([submit('squares', 100, 0), submit('sleeper', 10, 300)]);
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const id = r.body.jobId as string;
-    const sleeperId = sleeper.body.jobId as string;
-
-    const busy = await inState(sleeperId, ['BUSY']);
-    expect(busy.appId).toMatch(/^application_/);
-    expect((await call(h, 'POST', `/job/${sleeperId}/cancel`)).status).toBe(200);
-    await inState(sleeperId, ['CANCELED']);
-    await eventually(async () => (await rmApp(busy.appId)).state === 'KILLED', 60_000, 250);
-
-    const done = await inState(id, ['FINISHED'], 240_000);
-    expect(done.appId).toMatch(/^application_\d+_\d+$/);
-    expect(done.appId).not.toBe(busy.appId);
-    expect(await rmApp(done.appId)).toMatchObject({ state: 'FINISHED', finalStatus: 'SUCCEEDED' });
-    const logs = (await call(h, 'GET', `/job/${id}/logs?logSize=5000`)).body as {
-      role: string;
-      name: string;
-      fileName: string;
-      log: string[];
-    }[];
-    const stdout = logs.find((l) => l.role === 'driver' && l.fileName.endsWith('/stdout'));
-    expect(stdout?.log.join('\n'), JSON.stringify(logs.map((l) => [l.name, l.fileName, l.log.length]))).toContain(
-      `RESULT total=${(100 * 101 * 201) / 6}`,
+    expect(big.body.message).toMatch(
+      new RegExp(`above the ${MEMORY_MB}Mi queue 'default' of cluster 'yarn' can ever give`),
     );
-    // Read from the aggregated files (the NodeManager no longer serves an ended application's containers), and
-    // kept in the driver's folder.
-    const am = (await rmApp(done.appId)).amContainerLogs.match(/container_[0-9_]+/)![0];
-    expect((await fetch(`${y.nmUrl}/ws/v1/node/containerlogs/${am}/stdout`)).ok).toBe(false);
-    expect(existsSync(path.join(h.config.STACK_DIR, 'yarn', clusterId!, `job-${id}-1`, 'aggregated-logs'))).toBe(true);
-    // Paging: from the second line, one line.
-    const paged = (await call(h, 'GET', `/job/${id}/logs?logSize=1&from=1`)).body as typeof logs;
-    const stderr = logs.find((l) => l.role === 'driver' && l.fileName.endsWith('/stderr'))!;
-    expect(paged.find((l) => l.fileName === stderr.fileName)?.log).toEqual([stderr.log[1]]);
-  }, 300_000);
-
-  // The groups and the SQL engine run side by side (it.concurrent), for the file's time: together they fill the
-  // node's 6144 MiB exactly (three 1 GiB drivers or application masters, three 1 GiB executors).
-  it.concurrent(
-    'runs a group: its runner driver, a YARN application, reaches Temporal and the API, and executes code',
-    async () => {
-      const r = await call(
-        h,
-        'POST',
-        '/group',
-        form({
-          name: 'yarn-notebook',
-          kind: 'CODE',
-          language: 'PYTHON',
-          clusterName: 'yarn',
-          scale: '1',
-          executors: '1',
-          driverMemory: '512m',
-          executorMemory: '512m',
-        }),
-      );
-      expect(r.status, JSON.stringify(r.body)).toBe(200);
-      const groupId = r.body.groupId as string;
-      const instance = await readyInstance(groupId);
-      expect(instance.appId).toMatch(/^application_/);
-      const x = await call(h, 'POST', `/group/${groupId}/job/execute`, {
-        type: 'interactive_code_execute',
-        code: 'spark.range(10).count() * 2',
-      });
-      expect(x.body, JSON.stringify(x.body)).toMatchObject({ result: '20', error: null });
-      expect((await call(h, 'DELETE', `/group/${groupId}`)).status).toBe(200);
-      await eventually(async () => (await rmApp(instance.appId!)).state === 'KILLED', 60_000, 250);
-    },
-    300_000,
-  );
-
-  it.concurrent(
-    'runs a SCALA group: its runner driver, a YARN application, runs a Scala job class',
-    scalaGroupOnYarn,
-    300_000,
-  );
-
-  it.concurrent(
-    'runs SQL on a Thrift Server whose executors are in YARN (client mode): the first statement starts it, DELETE stops it and its application',
-    sqlOnYarn,
-    300_000,
-  );
+    // SQL engines: SPARK_SQL only (the adapter contract launches one); TRINO is no YARN application, so the API
+    // answers 409 before anything is launched.
+    const types2 = (await call(h, 'GET', '/cluster/types')).body.types as { type: string; sqlEngines: string[] }[];
+    expect(types2.find((x) => x.type === 'yarn')?.sqlEngines).toEqual(['SPARK_SQL']);
+    const trino = await call(h, 'POST', `/sql/engine/${clusterId}`, { type: 'TRINO' });
+    expect(trino.status, JSON.stringify(trino.body)).toBe(409);
+  });
 
   it('with the ResourceManager stopped mid-job the job is UNKNOWN with the cause, then FINISHED once it is back', async () => {
     const r = await submit('through-restart', 10, 15);
@@ -287,80 +216,83 @@ describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManage
   }, 420_000);
 });
 
-describe.skipIf(!ready)('the adapter contract on the real YARN', () => {
-  const local = loadConfig({ ...process.env });
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'yarn-contract-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const options = (url: string): YarnAdapterOptions => ({
-    cluster: {
-      id: 'contract',
-      name: 'contract',
-      url,
-      resourceManagerAddress: url === y.rmUrl ? y.rmAddress : '127.0.0.1:1',
-      hadoopConf: y.clientConf,
-      defaultApplicationConfig: LOOPBACK_DEFAULTS,
-    },
-    config: { SPARK_HOME: local.SPARK_HOME, PYTHON: local.PYTHON, STACK_DIR: dir },
-    requestTimeoutMs: 5_000,
-  });
-  adapterContract(
-    () => ({
-      adapter: createYarnAdapter(options(y.rmUrl)),
-      // A ResourceManager nobody listens for.
-      broken: createYarnAdapter(options('http://127.0.0.1:1')),
-      spec: (driverId, kind) => contractSpec(path.join(dir, 'app'), driverId, kind, 'contract'),
-      timeoutMs: 240_000,
-    }),
-    'yarn-contract',
-  );
-});
+describe.skipIf(!ready)(
+  'on the real YARN, side by side: the adapter contract and a SCALA group through the service',
+  () => {
+    const local = loadConfig({ ...process.env });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'yarn-contract-'));
+    const secretKey = randomBytes(32).toString('hex');
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const options = (url: string): YarnAdapterOptions => ({
+      cluster: {
+        id: 'contract',
+        name: 'contract',
+        url,
+        resourceManagerAddress: url === y.rmUrl ? y.rmAddress : '127.0.0.1:1',
+        hadoopConf: y.clientConf,
+        defaultApplicationConfig: LOOPBACK_DEFAULTS,
+      },
+      config: { SPARK_HOME: local.SPARK_HOME, PYTHON: local.PYTHON, STACK_DIR: dir, SECRET_KEY: secretKey },
+      requestTimeoutMs: 5_000,
+    });
+    /** The application a driver's launch submitted, found by its tag. */
+    const appsOf = async (driverId: string) =>
+      (
+        (await (await fetch(`${y.rmUrl}/ws/v1/cluster/apps?applicationTags=${yarnTag(driverId)}`)).json()) as {
+          apps: { app?: { id: string; state: string; queue: string; applicationType: string }[] } | null;
+        }
+      ).apps?.app ?? [];
+    const killed = (appId: string) => eventually(async () => (await rmApp(appId)).state === 'KILLED', 60_000, 250);
+    adapterContract(
+      () => ({
+        adapter: createYarnAdapter(options(y.rmUrl)),
+        // A ResourceManager nobody listens for.
+        broken: createYarnAdapter(options('http://127.0.0.1:1')),
+        spec: (driverId, kind) => contractSpec(path.join(dir, 'app'), driverId, kind, 'contract'),
+        timeoutMs: 240_000,
+        clusterName: 'contract',
+        temporal: { address: h.config.TEMPORAL_ADDRESS, namespace: h.config.TEMPORAL_NAMESPACE },
+        secretKey,
+        checks: {
+          // The application's id is the appId, and its report the state; its driver's logs come from the aggregated
+          // files (the NodeManager no longer serves an ended application's containers) and are kept in its folder.
+          jobEnded: async (driverId, done) => {
+            expect(done.appId).toMatch(/^application_\d+_\d+$/);
+            const app = await rmApp(done.appId!);
+            expect(app).toMatchObject({ state: 'FINISHED', finalStatus: 'SUCCEEDED' });
+            // The id has an epoch part (container_e01_…) once the ResourceManager was restarted (the test above).
+            const am = app.amContainerLogs.match(/container_(e\d+_)?[0-9_]+/)![0];
+            expect((await fetch(`${y.nmUrl}/ws/v1/node/containerlogs/${am}/stdout`)).ok).toBe(false);
+            expect(existsSync(path.join(dir, 'yarn', 'contract', driverId, 'aggregated-logs'))).toBe(true);
+          },
+          // Removing a running driver kills its application.
+          jobRemoved: async (_driverId, running) => killed(running.appId!).then(() => undefined),
+          runnerReady: async (_driverId, r) => expect(r.appId).toMatch(/^application_\d+_\d+$/),
+          runnerRemoved: async (_driverId, r) => killed(r.appId!).then(() => undefined),
+          // The engine's executors are YARN's: one application (Spark's ExecutorLauncher) in the cluster's queue,
+          // which remove ends too.
+          engineRunning: async (driverId) => {
+            const apps = await appsOf(driverId);
+            expect(
+              apps.filter((x) => x.state === 'RUNNING'),
+              JSON.stringify(apps),
+            ).toMatchObject([{ queue: 'default', applicationType: 'SPARK' }]);
+          },
+          engineRemoved: async (driverId) => {
+            await eventually(async () => (await appsOf(driverId)).every((x) => x.state !== 'RUNNING'), 60_000, 250);
+          },
+        },
+      }),
+      'yarn-contract',
+    );
 
-/** The SQL paths as on a local cluster: a first statement starts the engine, DELETE stops it (its application too). */
-async function sqlOnYarn(): Promise<void> {
-  const types = (await call(h, 'GET', '/cluster/types')).body.types as { type: string; sqlEngines: string[] }[];
-  expect(types.find((t) => t.type === 'yarn')?.sqlEngines).toEqual(['SPARK_SQL']);
-  const c = await call(h, 'POST', '/cluster', {
-    name: 'yarn-sql',
-    type: 'yarn',
-    url: y.rmUrl,
-    resourceManagerAddress: y.rmAddress,
-    hadoopConf: y.clientConf,
-    defaultApplicationConfig: LOOPBACK_DEFAULTS,
-    memorySettings: { executors: '1', driverMemory: '512m', executorMemory: '512m' },
-  });
-  expect(c.status, JSON.stringify(c.body)).toBe(200);
-  sqlClusterId = c.body.clusterId as string;
-  // TRINO is no YARN application: the cluster type says so, and the API answers 409.
-  const trino = await call(h, 'POST', `/sql/engine/${sqlClusterId}`, { type: 'TRINO' });
-  expect(trino.status).toBe(409);
-  const r = await call(h, 'POST', '/sql/execute', {
-    statement: 'select sum(id) as total from range(1, 101)',
-    clusterId: sqlClusterId,
-  });
-  expect(r.body.info?.state, JSON.stringify(r.body)).toBe('FINISHED');
-  expect(r.body.rows).toEqual([[5050]]);
-  const engines = async () =>
-    (await call(h, 'GET', `/sql/engine/${sqlClusterId}`)).body as { id: string; type: string; state: string }[];
-  const [engine] = await engines();
-  expect(engine).toMatchObject({ type: 'SPARK_SQL', state: 'RUNNING' });
-  // Its executors are YARN's: the application (Spark's ExecutorLauncher) runs in the cluster's queue.
-  const apps = async (state: string) =>
-    (
-      (await (await fetch(`${y.rmUrl}/ws/v1/cluster/apps?states=${state}&applicationTypes=SPARK`)).json()) as {
-        apps: { app?: { id: string; name: string; queue: string }[] } | null;
-      }
-    ).apps?.app ?? [];
-  const running = (await apps('RUNNING')).filter((a) => a.name.startsWith('sql-engine-spark_sql'));
-  expect(running, JSON.stringify(await apps('RUNNING'))).toHaveLength(1);
-  expect(running[0].queue).toBe('default');
-  expect((await call(h, 'DELETE', `/sql/engine/${engine.id}`)).status).toBe(200);
-  await eventually(async () => ((await engines()).length === 0 ? true : undefined), 60_000, 250);
-  await eventually(
-    async () => ((await apps('RUNNING')).some((a) => a.id === running[0].id) ? undefined : true),
-    60_000,
-    250,
-  );
-}
+    it.concurrent(
+      'runs a SCALA group through the service: its runner driver, a YARN application, reaches Temporal and the API and runs a Scala job class',
+      scalaGroupOnYarn,
+      420_000,
+    );
+  },
+);
 
 async function scalaGroupOnYarn(): Promise<void> {
   const r = await call(

@@ -3,8 +3,11 @@
 // the local filesystem as the default filesystem (Spark's staging directory), log aggregation off (container logs
 // stay on the NodeManager, which serves them over its REST API) unless asked for (logs of ended containers then go
 // to <dir>/app-logs, which clientConf names), DefaultContainerExecutor (containers run as
-// this user), vmem/pmem checks off, one `default` queue of the capacity scheduler. The daemons' output goes to
-// files in the cluster's folder, never to the test log.
+// this user), vmem/pmem checks off, one `default` queue of the capacity scheduler. Tuned for tests on two cores:
+// the NodeManager heartbeats every 250 ms (containers are assigned on its heartbeats), clients, application masters
+// and the NodeManager retry a ResourceManager that is down every second (not 30 s), a recovered ResourceManager
+// schedules after 1 s (not 10 s), and the daemons' JVMs spend little CPU on compiling. The daemons' output goes
+// to files in the cluster's folder, never to the test log.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -123,9 +126,13 @@ export async function startYarn(
         'yarn.nodemanager.remote-app-log-dir': path.join(dir, 'app-logs'),
       }
     : { 'yarn.log-aggregation-enable': 'false' };
+  // How often a client, an application master or the NodeManager tries a ResourceManager that does not answer
+  // again (default 30 s: a stopped and restarted ResourceManager would be found up to 30 s late).
+  const retry = { 'yarn.resourcemanager.connect.retry-interval.ms': '1000' };
   const clientConf: Record<string, string> = {
     'fs.defaultFS': 'file:///',
     'yarn.resourcemanager.scheduler.address': `${lo}:${sched}`,
+    ...retry,
     ...(opts.logAggregation ? aggregation : {}),
   };
   writeFileSync(
@@ -166,6 +173,9 @@ export async function startYarn(
       'yarn.scheduler.minimum-allocation-mb': '256',
       'yarn.scheduler.maximum-allocation-mb': String(opts.memoryMb ?? 6144),
       'yarn.resourcemanager.nodemanager-connect-retries': '3',
+      'yarn.resourcemanager.nodemanagers.heartbeat-interval-ms': '250',
+      'yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms': '1000',
+      ...retry,
       'yarn.timeline-service.enabled': 'false',
     }),
   );
@@ -191,7 +201,17 @@ export async function startYarn(
     const fd = openSync(log, 'a');
     const p = spawn(
       path.join(jh, 'bin', 'java'),
-      ['-Xmx384m', ...OPENS, `-Dhadoop.log.dir=${dir}`, `-Dyarn.log.dir=${dir}`, '-cp', cp, mainClass],
+      [
+        '-Xmx384m',
+        '-XX:TieredStopAtLevel=1',
+        '-XX:+UseSerialGC',
+        ...OPENS,
+        `-Dhadoop.log.dir=${dir}`,
+        `-Dyarn.log.dir=${dir}`,
+        '-cp',
+        cp,
+        mainClass,
+      ],
       { cwd: dir, env, stdio: ['ignore', fd, fd] },
     );
     closeSync(fd);
