@@ -114,13 +114,22 @@ async function executeDirect(deps: ApiDeps, input: JobInstanceInput): Promise<Jo
     result: r.result,
     error: r.error,
   };
-  recordResult(deps, record);
+  const written = recordResult(deps, record);
   if (input.wakeGroup) touchGroup(deps, input.groupId);
+  // The answer waits for the result's record (one durable write), so an API killed right after answering
+  // leaves no answered execution without its record; but never past RESULT_WRITE_WAIT_MS: with MongoDB down
+  // the caller still gets the result it ran for (not an error it would retry), and the write goes on.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([written, new Promise((r) => (timer = setTimeout(r, RESULT_WRITE_WAIT_MS)))]);
+  clearTimeout(timer);
   return toResult(record);
 }
 
-/** Writes the result in the background; a later GET results of the group waits for it. */
-function recordResult(deps: ApiDeps, record: JobInstanceRecord): void {
+/** Longest a direct execution's answer waits for its result's record. */
+const RESULT_WRITE_WAIT_MS = 2_000;
+
+/** Writes the result (errors logged, never thrown); a GET results of the group meanwhile waits for it. */
+function recordResult(deps: ApiDeps, record: JobInstanceRecord): Promise<unknown> {
   const writes = pendingWrites.get(record.groupId) ?? new Set();
   pendingWrites.set(record.groupId, writes);
   const write = createProjection(deps.store)
@@ -136,6 +145,7 @@ function recordResult(deps: ApiDeps, record: JobInstanceRecord): void {
       if (writes.size === 0 && pendingWrites.get(record.groupId) === writes) pendingWrites.delete(record.groupId);
     });
   writes.add(write);
+  return write;
 }
 
 /** Tells an autoPause group it is in use (its idle clock), at most every tenth of its idle time. */
