@@ -82,6 +82,9 @@ export function podCommand(pod: V1Pod, o: PodRunOptions): { argv: string[]; env:
   return { argv, env: { ...env, ...(o.env ?? {}) } };
 }
 
+/** JVM options of the pods' Spark JVMs here: the C1 compiler alone and the serial collector. */
+export const TEST_JVM_OPTS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+
 /** Starts the pod's command (its output on the child's stdout and stderr). */
 export function startPod(pod: V1Pod, o: PodRunOptions): { child: ChildProcessWithoutNullStreams; argv: string[] } {
   const { argv, env } = podCommand(pod, o);
@@ -89,6 +92,9 @@ export function startPod(pod: V1Pod, o: PodRunOptions): { child: ChildProcessWit
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
     JAVA_HOME: process.env.JAVA_HOME ?? '',
+    // spark-submit's JVM (a driver pod's driver): started lighter, as the tests' other Spark JVMs
+    // (test/spark-conf/spark-defaults.conf says why); a pod's own SPARK_SUBMIT_OPTS wins.
+    SPARK_SUBMIT_OPTS: TEST_JVM_OPTS.join(' '),
   };
   const child = spawn(argv[0], argv.slice(1), {
     env: { ...base, ...env },

@@ -13,7 +13,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
-import { startPod, type PodRunOptions } from '../pod-runner';
+import { startPod, TEST_JVM_OPTS, type PodRunOptions } from '../pod-runner';
 import { freePort } from '../servers';
 import { sleep } from '../wait';
 import { kubeRequest, serviceAccountToken, type ControlPlaneInfo } from './control-plane';
@@ -161,6 +161,8 @@ function executorPod(pod: V1Pod, o: NonNullable<KubeletOptions['executor']>): V1
   const cp = [`${o.sparkHome}/jars/*`, ...(o.extraClassPath ? [o.extraClassPath] : [])].join(':');
   const command = [
     path.join(process.env.JAVA_HOME ?? '/usr', 'bin/java'),
+    // Lighter, as the tests' other Spark JVMs, unless the job chose its own collector or compiler.
+    ...(env.some((e) => /^SPARK_JAVA_OPT_\d+$/.test(e.name) && /GC|Tiered/.test(e.value ?? '')) ? [] : TEST_JVM_OPTS),
     ...javaOpts,
     '-Xms$(SPARK_EXECUTOR_MEMORY)',
     '-Xmx$(SPARK_EXECUTOR_MEMORY)',
