@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAdapterRegistry, type AdapterLookup } from '../../activities/adapters/registry';
 import type { ClusterAdapter } from '../../domain/driver';
 import { loadConfig } from '../../lib/config';
-import { adapterContract, contractSpec } from '../../testkit/adapter-contract';
+import { adapterContract, contractSpec, TEST_JVM_OPTIONS } from '../../testkit/adapter-contract';
 import { historyServerCommand } from '../../scripts/history-server';
 import { freePort } from '../../testkit/servers';
 import { helmAvailable, installChartRbac, type ChartRelease } from '../../testkit/kube/chart-rbac';
@@ -133,7 +133,12 @@ beforeAll(async () => {
     temporalAddress: inject('temporalAddress'),
     sparkStorage: 'main',
     // Drivers run as the chart's drivers' account, which may create executor pods.
-    defaultApplicationConfig: `spark.kubernetes.authenticate.driver.serviceAccountName=${release.driverServiceAccount}`,
+    // Less CPU on the drivers' and executors' JVM start-up (testkit/adapter-contract.ts).
+    defaultApplicationConfig: [
+      `spark.kubernetes.authenticate.driver.serviceAccountName=${release.driverServiceAccount}`,
+      `spark.driver.extraJavaOptions=${TEST_JVM_OPTIONS}`,
+      `spark.executor.extraJavaOptions=${TEST_JVM_OPTIONS}`,
+    ].join(';'),
     allowedAccessSettings: ['serviceAccount'],
     storages: {
       main: {

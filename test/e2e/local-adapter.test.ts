@@ -19,7 +19,7 @@ import type { SparkSpec } from '../../domain/types';
 import { loadConfig, ROOT } from '../../lib/config';
 import { eventually } from '../harness';
 import { sparkSpec } from '../../testkit/spark-spec';
-import { adapterContract, contractSpec } from '../../testkit/adapter-contract';
+import { adapterContract, contractSpec, TEST_JVM_OPTIONS } from '../../testkit/adapter-contract';
 
 const run = promisify(execFile);
 
@@ -55,7 +55,13 @@ const spec = (driverId: string, spark: Partial<SparkSpec>, more: Partial<DriverS
     env: {},
     labels: { jobId: driverId },
     ...more,
-    spark: sparkSpec({ name: `test ${driverId}`, clusterName: 'default', ...spark }),
+    spark: sparkSpec({
+      name: `test ${driverId}`,
+      clusterName: 'default',
+      ...spark,
+      // Less CPU on the drivers' JVM start-up (testkit/adapter-contract.ts).
+      jobConfig: { 'spark.driver.extraJavaOptions': TEST_JVM_OPTIONS, ...spark.jobConfig },
+    }),
   };
 };
 
@@ -520,6 +526,7 @@ with zipfile.ZipFile(${JSON.stringify(wheel)}, 'w') as z:
 });
 
 describe('the adapter contract on the local adapter', () => {
+  const JVM = { 'spark.driver.extraJavaOptions': TEST_JVM_OPTIONS };
   const secretKey = randomBytes(32).toString('hex');
   // The service's adapter of a local cluster: the repository's runner, the key runners' channel secrets come from.
   let contract: ClusterAdapter | undefined;
@@ -537,10 +544,11 @@ describe('the adapter contract on the local adapter', () => {
       ),
       spec: (driverId, kind) => {
         launched.add(driverId);
-        return contractSpec(path.join(tmp, 'contract'), driverId, kind, 'local');
+        return contractSpec(path.join(tmp, 'contract'), driverId, kind, 'local', undefined, JVM);
       },
       timeoutMs: 120_000,
       clusterName: 'local',
+      sparkConf: JVM,
       temporal: { address: inject('temporalAddress'), namespace: 'default' },
       secretKey,
       checks: {

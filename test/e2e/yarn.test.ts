@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createYarnAdapter } from '../../activities/adapters/yarn/adapter';
 import { yarnTag, type YarnAdapterOptions } from '../../activities/adapters/yarn/submit-args';
 import { loadConfig } from '../../lib/config';
-import { adapterContract, contractSpec } from '../../testkit/adapter-contract';
+import { adapterContract, contractSpec, TEST_JVM_CONF } from '../../testkit/adapter-contract';
 import { startYarn, yarnAvailable, type YarnCluster } from '../../testkit/yarn/cluster';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
@@ -57,18 +57,13 @@ async function buildScalaJar(stackDir: string, sparkHome: string): Promise<Buffe
   return readFileSync(jar);
 }
 
-/** The JVMs of a test's drivers, executors and application masters: short-lived, on two cores. C1 alone and the
- * serial collector spend far less CPU on start-up (measured: a small job's containers ~20 % less). */
-const JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
-
 /** Keeps the job's Spark on loopback too (its driver's RPC and block manager), and without a UI. */
 const LOOPBACK_DEFAULTS = [
   'spark.ui.enabled=false',
   'spark.yarn.appMasterEnv.SPARK_LOCAL_IP=127.0.0.1',
   'spark.executorEnv.SPARK_LOCAL_IP=127.0.0.1',
-  `spark.driver.extraJavaOptions=${JVM_OPTIONS}`,
-  `spark.executor.extraJavaOptions=${JVM_OPTIONS}`,
-  `spark.yarn.am.extraJavaOptions=${JVM_OPTIONS}`,
+  // Less CPU on the JVMs' start-up (the drivers', executors' and application masters').
+  ...Object.entries(TEST_JVM_CONF).map(([k, v]) => `${k}=${v}`),
 ].join(';');
 
 beforeAll(async () => {
