@@ -1,8 +1,16 @@
 import de.bwaldvogel.mongo.MongoBackend;
-import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.backend.AbstractCursor;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.h2.H2Collection;
+import de.bwaldvogel.mongo.backend.h2.H2Database;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.backend.Cursor;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.aggregation.Aggregation;
@@ -36,6 +44,7 @@ import io.netty.util.concurrent.EventExecutor;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentNavigableMap;
@@ -257,12 +266,22 @@ public class Launcher {
                         indexedOplog.set(IndexedOplog.open(this, getCursorRegistry(), maxEntries, maxAgeSeconds));
                         return indexedOplog.get();
                     }
+
+                    @Override
+                    protected MongoDatabase openOrCreateDatabase(String name) {
+                        return IdFirst.h2Database(name, store, getCursorRegistry());
+                    }
                 }
                 : new MemoryBackend() {
                     @Override
                     protected Oplog createOplog() {
                         indexedOplog.set(IndexedOplog.open(this, getCursorRegistry(), maxEntries, maxAgeSeconds));
                         return indexedOplog.get();
+                    }
+
+                    @Override
+                    public MemoryDatabase openOrCreateDatabase(String name) {
+                        return IdFirst.memoryDatabase(name, getCursorRegistry());
                     }
                 };
         backend.version(MONGO_4_4);
@@ -695,6 +714,72 @@ class IndexedOplog implements Oplog {
  * to read is held (IndexedOplog.park) until a write or the time is up, instead of answered empty at once. Every
  * other message goes straight on to the command handler.
  */
+/**
+ * Queries by _id that name other fields too go through the _id index. mongo-java-server's unique index takes a
+ * query only when its keys are exactly the index's (AbstractUniqueIndex.canHandle), so `{_id, version: {$lt: v}}`,
+ * the filter of every versioned write of the service's projection, read and matched every document of the
+ * collection: a job's state write cost as much as the jobs collection was large, and the stack slowed down as its
+ * history grew (jstack under bench:group after 100,000 past writes: AbstractMongoCollection.matchDocumentsFromStream
+ * under updateDocuments). The collections made here look the _id up in its index and match the whole query against
+ * that one document; any other query goes as before.
+ */
+final class IdFirst {
+    private IdFirst() {}
+
+    /** The positions of the document a query names by a plain _id beside other fields; null for any other query. */
+    static <P> Iterable<P> positions(List<Index<P>> indexes, Document query) {
+        if (query.size() < 2 || !query.containsKey("_id")) return null;
+        Object id = query.get("_id");
+        if (id == null || id instanceof Document || id instanceof Collection || id instanceof BsonRegularExpression)
+            return null;
+        Document byId = new Document("_id", id);
+        for (Index<P> index : indexes) {
+            if ("_id_".equals(index.getName()) && index.canHandle(byId)) return index.getPositions(byId);
+        }
+        return null;
+    }
+
+    /** H2Database as the library makes it, with collections whose queries take the _id first. */
+    static H2Database h2Database(String name, MVStore store, CursorRegistry cursors) {
+        return new H2Database(name, store, cursors) {
+            @Override
+            protected MongoCollection<Object> openOrCreateCollection(String collection, CollectionOptions options) {
+                String ns = getFullCollectionNamespace(collection);
+                return new H2Collection(this, collection, options, store.openMap("databases." + ns),
+                        store.openMap("meta." + ns), cursors) {
+                    @Override
+                    protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit,
+                            int batchSize, Document fields) {
+                        Iterable<Object> byId = positions(getIndexes(), query);
+                        return byId != null
+                                ? matchDocuments(query, byId, orderBy, skip, limit, batchSize, fields)
+                                : super.queryDocuments(query, orderBy, skip, limit, batchSize, fields);
+                    }
+                };
+            }
+        };
+    }
+
+    /** MemoryDatabase as the library makes it, with collections whose queries take the _id first. */
+    static MemoryDatabase memoryDatabase(String name, CursorRegistry cursors) {
+        return new MemoryDatabase(name, cursors) {
+            @Override
+            protected MemoryCollection openOrCreateCollection(String collection, CollectionOptions options) {
+                return new MemoryCollection(this, collection, options, cursors) {
+                    @Override
+                    protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit,
+                            int batchSize, Document fields) {
+                        Iterable<Integer> byId = positions(getIndexes(), query);
+                        return byId != null
+                                ? matchDocuments(query, byId, orderBy, skip, limit, batchSize, fields)
+                                : super.queryDocuments(query, orderBy, skip, limit, batchSize, fields);
+                    }
+                };
+            }
+        };
+    }
+}
+
 class AwaitData extends ChannelInboundHandlerAdapter {
     private final IndexedOplog oplog;
 
