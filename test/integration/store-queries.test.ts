@@ -7,11 +7,11 @@ import { MongoClient, type Collection, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 let client: MongoClient;
-let col: Collection<Document>;
+let col: Collection<{ _id: string } & Document>;
 
 beforeAll(async () => {
   client = await MongoClient.connect(inject('mongoUrl'));
-  col = client.db('store-queries-test').collection<Document>('jobs');
+  col = client.db('store-queries-test').collection<{ _id: string } & Document>('jobs');
   await col.deleteMany({});
   await col.insertMany(
     Array.from({ length: 500 }, (_, i) => ({ _id: `j-${i}`, version: 1, state: 'SUBMITTED', n: i })),
