@@ -150,7 +150,11 @@ const inState = (id: string, states: string[], timeoutMs = 180_000) =>
 
 describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManager', () => {
   it('is a cluster type with its own fields; what would reach other hosts, grant access or leave the queue answers 409, what the queue can never give 402', async () => {
-    const types = (await call(h, 'GET', '/cluster/types')).body.types as { type: string; settings: string[] }[];
+    const types = (await call(h, 'GET', '/cluster/types')).body.types as {
+      type: string;
+      settings: string[];
+      sqlEngines: string[];
+    }[];
     expect(types.find((t) => t.type === 'yarn')).toMatchObject({
       sparkDeployMode: 'cluster',
       namespaces: false,
@@ -191,8 +195,7 @@ describe.skipIf(!ready)('a yarn cluster on a real ResourceManager and NodeManage
     );
     // SQL engines: SPARK_SQL only (the adapter contract launches one); TRINO is no YARN application, so the API
     // answers 409 before anything is launched.
-    const types2 = (await call(h, 'GET', '/cluster/types')).body.types as { type: string; sqlEngines: string[] }[];
-    expect(types2.find((x) => x.type === 'yarn')?.sqlEngines).toEqual(['SPARK_SQL']);
+    expect(types.find((t) => t.type === 'yarn')?.sqlEngines).toEqual(['SPARK_SQL']);
     const trino = await call(h, 'POST', `/sql/engine/${clusterId}`, { type: 'TRINO' });
     expect(trino.status, JSON.stringify(trino.body)).toBe(409);
   });
