@@ -28,16 +28,13 @@ import { sqlEngineDriverId, type EngineEndpoint } from '../domain/sql-engine';
 import type { Group } from '../domain/types';
 import { DIRECT_SECRET_HEADER, directSecret } from '../lib/driver-secret';
 import { protocols } from '../lib/sql';
+import { TEST_JVM_OPTIONS } from './jvm-options';
 import { sparkSpec } from './spark-spec';
 import { eventually } from './wait';
 
 export type ContractKind = 'ok' | 'fail' | 'long';
 
-/**
- * JVM options for tests' drivers, executors and application masters: short-lived JVMs on two cores, where C1
- * alone and the serial collector spend far less CPU on start-up (measured on a small YARN job: ~20 % less CPU).
- */
-export const TEST_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+export { TEST_JVM_OPTIONS };
 /** TEST_JVM_OPTIONS as Spark properties (`spark.yarn.am.*`: YARN's application master in client mode). */
 export const TEST_JVM_CONF: Record<string, string> = {
   'spark.driver.extraJavaOptions': TEST_JVM_OPTIONS,

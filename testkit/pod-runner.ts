@@ -5,6 +5,7 @@
 // cannot be (the master, the driver's DNS name) and adding what the driver image holds (its jars).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
+import { TEST_JVM_OPTIONS } from './jvm-options';
 
 export interface PodRunOptions {
   /** The Spark installation standing for the image's /opt/spark. */
@@ -82,9 +83,6 @@ export function podCommand(pod: V1Pod, o: PodRunOptions): { argv: string[]; env:
   return { argv, env: { ...env, ...(o.env ?? {}) } };
 }
 
-/** JVM options of the pods' Spark JVMs here: the C1 compiler alone and the serial collector. */
-export const TEST_JVM_OPTS = ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
-
 /** Starts the pod's command (its output on the child's stdout and stderr). */
 export function startPod(pod: V1Pod, o: PodRunOptions): { child: ChildProcessWithoutNullStreams; argv: string[] } {
   const { argv, env } = podCommand(pod, o);
@@ -93,8 +91,8 @@ export function startPod(pod: V1Pod, o: PodRunOptions): { child: ChildProcessWit
     HOME: process.env.HOME ?? '/tmp',
     JAVA_HOME: process.env.JAVA_HOME ?? '',
     // spark-submit's JVM (a driver pod's driver): started lighter, as the tests' other Spark JVMs
-    // (test/spark-conf/spark-defaults.conf says why); a pod's own SPARK_SUBMIT_OPTS wins.
-    SPARK_SUBMIT_OPTS: TEST_JVM_OPTS.join(' '),
+    // (testkit/jvm-options.ts says why); a pod's own SPARK_SUBMIT_OPTS wins.
+    SPARK_SUBMIT_OPTS: TEST_JVM_OPTIONS,
   };
   const child = spawn(argv[0], argv.slice(1), {
     env: { ...base, ...env },

@@ -13,7 +13,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
-import { startPod, TEST_JVM_OPTS, type PodRunOptions } from '../pod-runner';
+import { TEST_JVM_OPTIONS } from '../jvm-options';
+import { startPod, type PodRunOptions } from '../pod-runner';
 import { freePort } from '../servers';
 import { sleep } from '../wait';
 import { kubeRequest, serviceAccountToken, type ControlPlaneInfo } from './control-plane';
@@ -162,7 +163,9 @@ function executorPod(pod: V1Pod, o: NonNullable<KubeletOptions['executor']>): V1
   const command = [
     path.join(process.env.JAVA_HOME ?? '/usr', 'bin/java'),
     // Lighter, as the tests' other Spark JVMs, unless the job chose its own collector or compiler.
-    ...(env.some((e) => /^SPARK_JAVA_OPT_\d+$/.test(e.name) && /GC|Tiered/.test(e.value ?? '')) ? [] : TEST_JVM_OPTS),
+    ...(env.some((e) => /^SPARK_JAVA_OPT_\d+$/.test(e.name) && /GC|Tiered/.test(e.value ?? ''))
+      ? []
+      : TEST_JVM_OPTIONS.split(' ')),
     ...javaOpts,
     '-Xms$(SPARK_EXECUTOR_MEMORY)',
     '-Xmx$(SPARK_EXECUTOR_MEMORY)',
@@ -455,13 +458,16 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
     await patchStatus(pod, runningStatus);
     child.on('error', () => undefined);
     child.on('close', (code, signal) => {
-      out.end();
-      r.done = true;
-      if (r.killedByUs) return;
-      const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143);
-      void patchStatus(pod, terminated(exitCode, startedAt, signal === 'SIGKILL' ? 'OOMKilled' : undefined)).catch(
-        () => undefined,
-      );
+      // The container's log is complete on disk before the pod reads as ended, as with a kubelet: a log read
+      // right after the end (the adapter saves it on remove) must find the last lines.
+      out.end(() => {
+        r.done = true;
+        if (r.killedByUs) return;
+        const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143);
+        void patchStatus(pod, terminated(exitCode, startedAt, signal === 'SIGKILL' ? 'OOMKilled' : undefined)).catch(
+          () => undefined,
+        );
+      });
     });
   }
 
