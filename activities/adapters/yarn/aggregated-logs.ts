@@ -2,7 +2,7 @@
 // yarn.log-aggregation-enable on (the NodeManagers then move ended containers' logs to
 // yarn.nodemanager.remote-app-log-dir on the default filesystem and stop serving them). The files are Hadoop's
 // TFile format; Hadoop's own reader (AggregatedLogFormat, in pyspark's hadoop-client-api jar) reads them, in the
-// small Java program below, run as a single-file source with the driver's Hadoop configuration folder on its
+// small Java program below, compiled once and run with the driver's Hadoop configuration folder on its
 // classpath. Only stdout and stderr come out (launch_container.sh holds the container's environment, secrets
 // included). What it printed is kept in the driver's folder once aggregation has SUCCEEDED: it never changes.
 import { execFile } from 'node:child_process';
@@ -106,16 +106,38 @@ export function parseAggregated(out: Buffer): ContainerLogs {
   return logs;
 }
 
-/** The reader's source in STACK_DIR/yarn, named by its content. */
-async function readerSource(o: YarnAdapterOptions): Promise<string> {
+/** A short-lived JVM: the C1 compiler alone and the serial collector start it with about half the CPU. */
+const ONE_SHOT_JVM = ['-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+
+const run = (cmd: string, args: string[], env: Record<string, string>, what: string) =>
+  new Promise<Buffer>((resolve, reject) =>
+    execFile(cmd, args, { encoding: 'buffer', maxBuffer: 256 * 2 ** 20, timeout: 120_000, env }, (e, stdout, stderr) =>
+      e ? reject(new Error(`${what}: ${String(stderr).slice(-2000)}`)) : resolve(stdout),
+    ),
+  );
+
+/**
+ * The reader, compiled once into STACK_DIR/yarn (a folder named by its source's content), so a read starts one JVM
+ * and compiles nothing. Each worker compiles into a folder of its own, then renames it in place: a concurrent
+ * compile of the same source loses the rename and uses the winner's classes.
+ */
+async function readerClasses(o: YarnAdapterOptions, cp: string, env: Record<string, string>): Promise<string> {
   const hash = createHash('sha256').update(READER).digest('hex').slice(0, 16);
-  const dir = path.join(o.config.STACK_DIR, 'yarn', `aggregated-logs-${hash}`);
-  const file = path.join(dir, 'AggregatedLogs.java');
-  if (!existsSync(file)) {
-    await fs.mkdir(dir, { recursive: true });
-    await writeFileAtomic(file, READER);
-  }
-  return file;
+  const dir = path.join(o.config.STACK_DIR, 'yarn', `aggregated-logs-classes-${hash}`);
+  if (existsSync(path.join(dir, 'AggregatedLogs.class'))) return dir;
+  const tmp = `${dir}.${process.pid}.tmp`;
+  await fs.rm(tmp, { recursive: true, force: true });
+  await fs.mkdir(tmp, { recursive: true });
+  await writeFileAtomic(path.join(tmp, 'AggregatedLogs.java'), READER);
+  const javac = env.JAVA_HOME ? path.join(env.JAVA_HOME, 'bin', 'javac') : 'javac';
+  await run(
+    javac,
+    ['-J-XX:TieredStopAtLevel=1', '-cp', cp, '-d', tmp, path.join(tmp, 'AggregatedLogs.java')],
+    env,
+    'compiling the aggregated-log reader',
+  );
+  await fs.rename(tmp, dir).catch(() => fs.rm(tmp, { recursive: true, force: true }));
+  return dir;
 }
 
 /**
@@ -133,18 +155,15 @@ export async function aggregatedLogs(
   const kept = await fs.readFile(cache).catch(() => undefined);
   if (kept) return parseAggregated(kept);
   if (!['SUCCEEDED', 'FAILED', 'TIME_OUT'].includes(app.logAggregationStatus ?? '')) return undefined;
-  const source = await readerSource(o);
   const cp = [path.join(driverDir, 'conf'), path.join(o.config.SPARK_HOME, 'jars', '*')].join(path.delimiter);
   // What a JVM needs of the worker's environment (the drivers' allow-list): none of the service's settings or secrets.
   const env = childEnv('driver');
-  const out = await new Promise<Buffer>((resolve, reject) =>
-    execFile(
-      env.JAVA_HOME ? path.join(env.JAVA_HOME, 'bin', 'java') : 'java',
-      ['-Xmx256m', '-cp', cp, source, app.id, ...AGGREGATED_FILES],
-      { encoding: 'buffer', maxBuffer: 256 * 2 ** 20, timeout: 120_000, env },
-      (e, stdout, stderr) =>
-        e ? reject(new Error(`reading aggregated logs of ${app.id}: ${String(stderr).slice(-2000)}`)) : resolve(stdout),
-    ),
+  const classes = await readerClasses(o, cp, env);
+  const out = await run(
+    env.JAVA_HOME ? path.join(env.JAVA_HOME, 'bin', 'java') : 'java',
+    [...ONE_SHOT_JVM, '-cp', [classes, cp].join(path.delimiter), 'AggregatedLogs', app.id, ...AGGREGATED_FILES],
+    env,
+    `reading aggregated logs of ${app.id}`,
   );
   // Complete once SUCCEEDED; a failed or timed-out aggregation may still be filled in by a late node.
   if (app.logAggregationStatus === 'SUCCEEDED') {
