@@ -15,7 +15,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { runScaleChaos } from '../../bench/chaos-scale';
+import { sqlEngineWorkflowId } from '../../domain/sql-engine';
 import { startScaleOut, type ScaleOut } from '../../testkit/scale-out';
+import { within } from '../../testkit/wait';
 
 let bed: ScaleOut | undefined;
 const id = `so${Date.now().toString(36)}`;
@@ -38,7 +40,18 @@ beforeAll(async () => {
     },
   });
 }, 180_000);
-afterAll(async () => bed?.stop(), 60_000);
+afterAll(async () => {
+  // An SQL engine's workflow id derives from its cluster id ('default' in every harness), and the run's Temporal is
+  // shared: the bed's engine, left running on a task queue nobody serves after stop(), would hold that id, and the
+  // next file's default engine would wait on it for ever. Stopped through the bed's own APIs first.
+  if (bed && (await bed.call('DELETE', '/sql/engine/sparksql-default').catch(() => undefined))?.status === 200)
+    await within(
+      bed.temporal.workflow.getHandle(sqlEngineWorkflowId('default', 'SPARK_SQL')).result(),
+      30_000,
+      'the engine workflow ended',
+    ).catch(() => undefined);
+  await bed?.stop();
+}, 120_000);
 
 describe('two hosts, three workers, two APIs', () => {
   it('every job finishes once on its own host through a host going away, a worker and an API killed', async () => {
