@@ -98,6 +98,24 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
+/** A single job's record as the projection writes it, without its state. */
+const projectedJob = (jobId: string): Omit<Job, 'state'> => ({
+  jobId,
+  jobName: 'p',
+  jobType: 'SINGLE',
+  tags: '',
+  language: 'PYTHON',
+  clusterName: 'default',
+  jobConfig: '',
+  args: [],
+  pyRequirements: '',
+  packages: '',
+  submitTime: 1,
+  maxRetries: 0,
+  attempt: 1,
+  memorySettings: { dynamicAllocation: false },
+});
+
 describe('job workflow with a replaced adapter', () => {
   it('retries failed tries, keeping the jobId, and finishes on the third attempt', async () => {
     const w = await startWorker();
@@ -190,22 +208,7 @@ describe('job workflow with a replaced adapter', () => {
 
   it('never moves a record backwards', async () => {
     const p = createProjection(h.store);
-    const base: Omit<Job, 'state'> = {
-      jobId: 'proj-1',
-      jobName: 'p',
-      jobType: 'SINGLE',
-      tags: '',
-      language: 'PYTHON',
-      clusterName: 'default',
-      jobConfig: '',
-      args: [],
-      pyRequirements: '',
-      packages: '',
-      submitTime: 1,
-      maxRetries: 0,
-      attempt: 1,
-      memorySettings: { dynamicAllocation: false },
-    };
+    const base = projectedJob('proj-1');
     expect(await p.projectJob({ ...base, state: 'BUSY' }, 3)).toBe(true);
     expect(await p.projectJob({ ...base, state: 'STARTING' }, 2)).toBe(false);
     expect(await p.projectJob({ ...base, state: 'BUSY' }, 3)).toBe(false);
@@ -217,22 +220,7 @@ describe('job workflow with a replaced adapter', () => {
   it("writes SUBMITTED before a first STARTING that finds no record: the API's own write came late or never", async () => {
     const p = createProjection(h.store);
     const col = h.store.col(Collections.jobs);
-    const base: Omit<Job, 'state'> = {
-      jobId: 'proj-late-api',
-      jobName: 'p',
-      jobType: 'SINGLE',
-      tags: '',
-      language: 'PYTHON',
-      clusterName: 'default',
-      jobConfig: '',
-      args: [],
-      pyRequirements: '',
-      packages: '',
-      submitTime: 1,
-      maxRetries: 0,
-      attempt: 1,
-      memorySettings: { dynamicAllocation: false },
-    };
+    const base = projectedJob('proj-late-api');
     const stream = col.watch([], { fullDocument: 'updateLookup' });
     await stream.tryNext();
     // The launch activity's STARTING (version 2) lands while no record exists.
@@ -262,22 +250,7 @@ describe('job workflow with a replaced adapter', () => {
 
   it('keeps an ended job ended, and a start time the watch wrote, when the workflow ends the job after a race', async () => {
     const p = createProjection(h.store);
-    const base: Omit<Job, 'state'> = {
-      jobId: 'proj-2',
-      jobName: 'p',
-      jobType: 'SINGLE',
-      tags: '',
-      language: 'PYTHON',
-      clusterName: 'default',
-      jobConfig: '',
-      args: [],
-      pyRequirements: '',
-      packages: '',
-      submitTime: 1,
-      maxRetries: 0,
-      attempt: 1,
-      memorySettings: { dynamicAllocation: false },
-    };
+    const base = projectedJob('proj-2');
     // The watch wrote BUSY with the start time; a stop cancelled it, and the workflow, still at STARTING,
     // writes FINISHED without one.
     expect(await p.projectJob({ ...base, state: 'BUSY', startTime: 1234, appId: 'app-1' }, 3)).toBe(true);
