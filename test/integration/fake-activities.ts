@@ -1,6 +1,7 @@
 // Replaced activities for workflow tests: a cluster whose drivers do what the test says, a read model
 // kept in memory (versioned like the real projection), and Temporal Schedule calls recorded.
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { ConnectServerRecord } from '../../domain/connect';
 import type { DriverSpec, DriverStatus } from '../../domain/driver';
 import { busyOnceRunning, endReplaces, finishedOnSuccess } from '../../domain/job-transitions';
 import type { TemporalScheduleDef } from '../../domain/schedule';
@@ -92,12 +93,14 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
       drivers.delete(driverId);
     },
     awaitEngineReady: (_cluster: string, driverId: string, type: SqlEngine, timeoutMs: number) =>
-      engineReady(() => drivers.get(driverId), type, timeoutMs),
+      engineReady(() => drivers.get(driverId), `the ${type} engine`, timeoutMs),
+    awaitConnectServerReady: (_cluster: string, driverId: string, timeoutMs: number) =>
+      engineReady(() => drivers.get(driverId), 'the Spark Connect server', timeoutMs),
   };
   const read = readModel();
   return {
     activities: { ...activities, ...read.activities },
-    /** An engine's driver runs and answers at `endpoint`: its awaitEngineReady resolves. */
+    /** An engine's (or Connect server's) driver runs and answers at `endpoint`: its await…Ready resolves. */
     ready: (driverId: string, endpoint: EngineEndpoint = { host: 'localhost', port: 10000 }) =>
       drivers.set(driverId, { phase: 'RUNNING', endpoint }),
     /** Launched and not removed (a driver launched after its removal shows here). */
@@ -124,8 +127,9 @@ export function readModel() {
     groups: new Map<string, Omit<Group, 'jobs'>[]>(),
     schedules: new Map<string, Omit<Schedule, 'jobs'>[]>(),
     sqlEngines: new Map<string, SqlEngineRecord[]>(),
+    connectServers: new Map<string, ConnectServerRecord[]>(),
   };
-  /** Engines whose record was deleted after their last write. */
+  /** Engines (and Connect servers: their ids differ) whose record was deleted after their last write. */
   const deletedEngines = new Set<string>();
   const versions = new Map<string, number>();
   const results = new Map<string, JobInstanceResult>();
@@ -170,6 +174,15 @@ export function readModel() {
         deletedEngines.add(id);
         versions.delete(`sqlEngines/${id}`);
       },
+      async projectConnectServer(r: ConnectServerRecord, v: number): Promise<boolean> {
+        const ok = write('connectServers', r.id, r, v);
+        if (ok) deletedEngines.delete(r.id);
+        return ok;
+      },
+      async deleteConnectServerRecord(id: string): Promise<void> {
+        deletedEngines.add(id);
+        versions.delete(`connectServers/${id}`);
+      },
     },
     job: (id: string) => last(writes.jobs, id),
     jobStates: (id: string) => (writes.jobs.get(id) ?? []).map((j) => j.state),
@@ -181,6 +194,9 @@ export function readModel() {
     sqlEngine: (id: string) => (deletedEngines.has(id) ? undefined : last(writes.sqlEngines, id)),
     sqlEngineWrites: (id: string) => writes.sqlEngines.get(id) ?? [],
     sqlEngineStates: (id: string) => (writes.sqlEngines.get(id) ?? []).map((r) => r.state),
+    /** The Connect server's record as stored: undefined once deleted. */
+    connectServer: (id: string) => (deletedEngines.has(id) ? undefined : last(writes.connectServers, id)),
+    connectServerStates: (id: string) => (writes.connectServers.get(id) ?? []).map((r) => r.state),
   };
 }
 
@@ -224,12 +240,12 @@ export function fakeTemporalSchedules() {
 }
 
 /**
- * Like the real awaitEngineReady: resolves with the endpoint once the driver runs with one, fails with a
- * non-retryable EngineFailed once it ended or is gone, or when `timeoutMs` passes first.
+ * Like the real awaitEngineReady and awaitConnectServerReady: resolves with the endpoint once the driver runs
+ * with one, fails with a non-retryable EngineFailed once it ended or is gone, or when `timeoutMs` passes first.
  */
 async function engineReady(
   status: () => DriverStatus | undefined,
-  type: SqlEngine,
+  what: string,
   timeoutMs: number,
 ): Promise<EngineEndpoint> {
   const ctx = Context.current();
@@ -237,12 +253,11 @@ async function engineReady(
   for (;;) {
     const st = status() ?? { phase: 'MISSING' };
     if (st.phase === 'FAILED' || st.phase === 'SUCCEEDED' || st.phase === 'MISSING') {
-      const what = `the ${type} engine ended before it listened (${st.phase})`;
-      throw ApplicationFailure.nonRetryable(what, 'EngineFailed');
+      throw ApplicationFailure.nonRetryable(`${what} ended before it listened (${st.phase})`, 'EngineFailed');
     }
     if (st.phase === 'RUNNING' && st.endpoint) return st.endpoint;
     if (Date.now() > deadline) {
-      throw ApplicationFailure.nonRetryable(`the ${type} engine did not answer within ${timeoutMs} ms`, 'EngineFailed');
+      throw ApplicationFailure.nonRetryable(`${what} did not answer within ${timeoutMs} ms`, 'EngineFailed');
     }
     ctx.heartbeat(st.phase);
     await new Promise((r) => setTimeout(r, 25));
