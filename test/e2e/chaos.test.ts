@@ -31,7 +31,7 @@ describe('a crash of any one process loses and doubles nothing', () => {
   it('finishes every job once while worker, API, Temporal and MongoDB are each killed -9', async () => {
     const report = await runChaos(stack!, {
       victims: [...VICTIMS],
-      jobSeconds: 18,
+      jobSeconds: 12,
       schedule: false,
       groups: { everyMs: 3000 },
       jobTimeoutMs: 240_000,
