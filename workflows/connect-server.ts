@@ -8,20 +8,12 @@
 //   any state ──(stop: DELETE, cluster deleted, idle past CONNECT_IDLE_MS: no session)──▶ driver removed, record
 //   deleted, workflow ends.
 //
-// The messages are defined here (the API uses them by these names); what they do is in ConnectServerEntity.
-import {
-  allHandlersFinished,
-  CancellationScope,
-  condition,
-  continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
-  isCancellation,
-  setHandler,
-} from '@temporalio/workflow';
+// The messages are defined here (the API uses them by these names); what they do is in engine-entity.ts
+// (the state machine both share) with connect-server-entity.ts (what a Connect server is).
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ConnectServerRecord, ConnectServerWorkflowInput } from '../domain/connect';
-import { ConnectServerEntity } from './connect-server-entity';
+import { runEngineWorkflow } from './engine-entity';
+import { CONNECT_SERVER } from './connect-server-entity';
 
 /**
  * Makes sure the server runs: relaunches a FAILED one, and with `force` replaces one that is STARTING.
@@ -37,27 +29,11 @@ export const connectServerUsedSignal = defineSignal('used');
 export const connectServerQuery = defineQuery<ConnectServerRecord>('engine');
 
 export async function connectServerWorkflow(input: ConnectServerWorkflowInput): Promise<void> {
-  const e = new ConnectServerEntity(input);
-  setHandler(connectServerQuery, () => e.record);
-  setHandler(ensureConnectServerUpdate, (opts) => e.ensure(opts), { validator: (_opts) => e.checkNotStopping() });
-  setHandler(stopConnectServerUpdate, (reason) => e.requestStop(reason));
-  setHandler(connectServerUsedSignal, () => e.used());
-
-  try {
-    await e.begin();
-    for (;;) {
-      const next = await e.step();
-      if (next === 'stopped') break;
-      if (next === 'continue-as-new') {
-        await condition(allHandlersFinished);
-        await continueAsNew<typeof connectServerWorkflow>(e.continueInput());
-      }
-    }
-  } catch (err) {
-    if (!isCancellation(err)) throw err;
-    // Cancelled by an operator (Temporal UI): the server must not outlive its workflow.
-    await CancellationScope.nonCancellable(() => e.stopNow('workflow cancelled'));
-    throw err;
-  }
-  await condition(allHandlersFinished);
+  const messages = {
+    query: connectServerQuery,
+    ensure: ensureConnectServerUpdate,
+    stop: stopConnectServerUpdate,
+    used: connectServerUsedSignal,
+  };
+  await runEngineWorkflow(CONNECT_SERVER, messages, input);
 }

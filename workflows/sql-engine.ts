@@ -8,20 +8,12 @@
 //   any state ──(stop: DELETE, cluster deleted, idle past SQL_ENGINE_IDLE_MS)──▶ driver removed, record
 //   deleted, workflow ends.
 //
-// The messages are defined here (the API uses them by these names); what they do is in SqlEngineEntity.
-import {
-  allHandlersFinished,
-  CancellationScope,
-  condition,
-  continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
-  isCancellation,
-  setHandler,
-} from '@temporalio/workflow';
+// The messages are defined here (the API uses them by these names); what they do is in engine-entity.ts
+// (the state machine both share) with sql-engine-entity.ts (what an SQL engine is).
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SqlEngineRecord, SqlEngineWorkflowInput } from '../domain/sql-engine';
-import { SqlEngineEntity } from './sql-engine-entity';
+import { runEngineWorkflow } from './engine-entity';
+import { SQL_ENGINE } from './sql-engine-entity';
 
 /**
  * Makes sure the engine runs: relaunches a FAILED one, and with `force` replaces one that is STARTING.
@@ -35,27 +27,6 @@ export const engineUsedSignal = defineSignal('used');
 export const engineQuery = defineQuery<SqlEngineRecord>('engine');
 
 export async function sqlEngineWorkflow(input: SqlEngineWorkflowInput): Promise<void> {
-  const e = new SqlEngineEntity(input);
-  setHandler(engineQuery, () => e.record);
-  setHandler(ensureEngineUpdate, (opts) => e.ensure(opts), { validator: (_opts) => e.checkNotStopping() });
-  setHandler(stopEngineUpdate, (reason) => e.requestStop(reason));
-  setHandler(engineUsedSignal, () => e.used());
-
-  try {
-    await e.begin();
-    for (;;) {
-      const next = await e.step();
-      if (next === 'stopped') break;
-      if (next === 'continue-as-new') {
-        await condition(allHandlersFinished);
-        await continueAsNew<typeof sqlEngineWorkflow>(e.continueInput());
-      }
-    }
-  } catch (err) {
-    if (!isCancellation(err)) throw err;
-    // Cancelled by an operator (Temporal UI): the engine must not outlive its workflow.
-    await CancellationScope.nonCancellable(() => e.stopNow('workflow cancelled'));
-    throw err;
-  }
-  await condition(allHandlersFinished);
+  const messages = { query: engineQuery, ensure: ensureEngineUpdate, stop: stopEngineUpdate, used: engineUsedSignal };
+  await runEngineWorkflow(SQL_ENGINE, messages, input);
 }
