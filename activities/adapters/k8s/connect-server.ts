@@ -24,16 +24,7 @@ import { IMAGE_CONNECT_DIR } from './connect-image';
 import { invalidSpec } from './errors';
 import { Labels } from './names';
 import { driverImage, type SparkConf } from './spark-conf';
-import {
-  classOption,
-  confOptions,
-  filesOption,
-  jarsOption,
-  masterOptions,
-  packagesOption,
-  STOCK_SPARK_IMAGE,
-  type ArgPart,
-} from './submit-args';
+import { SERVER_ARG_PARTS, STOCK_SPARK_IMAGE, type ArgPart } from './submit-args';
 
 export { CONNECT_SERVER_CLASS, IMAGE_CONNECT_DIR, imageConnectJars } from './connect-image';
 const INTERCEPTOR_CLASS = 'sparkorchestrator.connect.ServerSecretInterceptor';
@@ -50,15 +41,7 @@ export const connectServerConf = (): SparkConf => ({
 /** spark-submit knows no Connect server class: `spark-internal` is its word for no primary resource. */
 const noResource: ArgPart = () => ['spark-internal'];
 
-export const CONNECT_ARG_PARTS: readonly ArgPart[] = [
-  masterOptions,
-  classOption,
-  confOptions,
-  packagesOption,
-  jarsOption,
-  filesOption,
-  noResource,
-];
+export const CONNECT_ARG_PARTS: readonly ArgPart[] = [...SERVER_ARG_PARTS, noResource];
 
 export const connectContainerPort = () => ({ name: 'spark-connect', containerPort: CONNECT_POD_PORT });
 

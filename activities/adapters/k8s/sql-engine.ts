@@ -8,16 +8,7 @@ import type { EngineEndpoint, SqlEngine } from '../../../domain/sql-engine';
 import type { ManifestContext } from './context';
 import { ENGINE_PORTS, Labels, type K8sNames } from './names';
 import { objectMeta } from './resources';
-import {
-  classOption,
-  confOptions,
-  filesOption,
-  jarsOption,
-  masterOptions,
-  noExpansion,
-  packagesOption,
-  type ArgPart,
-} from './submit-args';
+import { noExpansion, SERVER_ARG_PARTS, type ArgPart } from './submit-args';
 
 /** Writable in any image: the Thrift Server's Derby metastore and statement logs live here, for the pod's life. */
 const SQL_DIR = '/tmp/spark-sql';
@@ -34,19 +25,8 @@ export const thriftServerConf = (): Record<string, string> => ({
 export const hiveConfOptions: ArgPart = () =>
   Object.entries(thriftServerConf()).flatMap(([k, v]) => ['--hiveconf', noExpansion(`${k}=${v}`)]);
 
-/**
- * The Thrift Server's spark-submit arguments: no primary resource (spark-submit knows the class and
- * passes what follows to it), so no application arguments either; its --hiveconf settings last.
- */
-export const THRIFT_ARG_PARTS: readonly ArgPart[] = [
-  masterOptions,
-  classOption,
-  confOptions,
-  packagesOption,
-  jarsOption,
-  filesOption,
-  hiveConfOptions,
-];
+/** The Thrift Server's spark-submit arguments: spark-submit passes what follows the class to it, --hiveconf last. */
+export const THRIFT_ARG_PARTS: readonly ArgPart[] = [...SERVER_ARG_PARTS, hiveConfOptions];
 
 /** The port name an engine's pod and service give its port. */
 const PORT_NAME: Record<SqlEngine, string> = { SPARK_SQL: 'thrift', TRINO: 'http' };

@@ -67,3 +67,16 @@ export const ARG_PARTS: readonly ArgPart[] = [
 
 export const submitArgs = (c: ManifestContext, conf: SparkConf, parts: readonly ArgPart[] = ARG_PARTS): string[] =>
   parts.flatMap((part) => part(c, conf));
+
+/**
+ * The start of a server's arguments (a SPARK_SQL engine's Thrift Server, a Spark Connect server): spark-submit
+ * knows their class, so they have no primary resource of the job's, no application arguments, no py-files.
+ */
+export const SERVER_ARG_PARTS: readonly ArgPart[] = [
+  masterOptions,
+  classOption,
+  confOptions,
+  packagesOption,
+  jarsOption,
+  filesOption,
+];
