@@ -196,6 +196,7 @@ export function readModel() {
     sqlEngineStates: (id: string) => (writes.sqlEngines.get(id) ?? []).map((r) => r.state),
     /** The Connect server's record as stored: undefined once deleted. */
     connectServer: (id: string) => (deletedEngines.has(id) ? undefined : last(writes.connectServers, id)),
+    connectServerWrites: (id: string) => writes.connectServers.get(id) ?? [],
     connectServerStates: (id: string) => (writes.connectServers.get(id) ?? []).map((r) => r.state),
   };
 }
