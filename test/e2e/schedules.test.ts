@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startServers } from '../../testkit/servers';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
@@ -18,14 +18,19 @@ async function scheduleJobs(h: Harness, scheduleId: string): Promise<Job[]> {
   return docs as unknown as Job[];
 }
 
-describe('schedules', () => {
+// Every case waits on ticks of its own schedule (its own name and id, its own jobs), so the cases run
+// concurrently: the file takes about as long as its longest case (the restarts) instead of their sum.
+// Concurrent cases take `expect` from their context, so a failure is told against the right case.
+describe.concurrent('schedules', () => {
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness();
   });
   afterAll(async () => h?.stop());
 
-  it('fires jobs carrying its scheduleId, applies updates from the next run, pauses, resumes and disables', async () => {
+  it('fires jobs carrying its scheduleId, applies updates from the next run, pauses, resumes and disables', async ({
+    expect,
+  }) => {
     const r = await call(
       h,
       'POST',
@@ -125,7 +130,7 @@ describe('schedules', () => {
     expect(again.status).toBe(200);
   });
 
-  it('stops at endTime and then reads DISABLED', async () => {
+  it('stops at endTime and then reads DISABLED', async ({ expect }) => {
     const endTime = Date.now() + 12_000;
     const r = await call(
       h,
@@ -155,7 +160,7 @@ describe('schedules', () => {
     expect((await call(h, 'POST', `/schedule/${id}/resume`)).status).toBe(409);
   });
 
-  it('answers client mistakes', async () => {
+  it('answers client mistakes', async ({ expect }) => {
     const base = { name: 'bad', cron: '*/5 * * * *', language: 'PYTHON', jobClass: 'tick' };
     const bad = async (fields: Record<string, string>, status: number, message: RegExp) => {
       const r = await call(h, 'POST', '/schedule', form({ ...base, ...fields }, APP));
@@ -180,8 +185,8 @@ describe('schedules', () => {
   });
 });
 
-describe('schedules across restarts', () => {
-  it('loses no tick when the worker and the Temporal server restart', async () => {
+describe.concurrent('schedules across restarts', () => {
+  it('loses no tick when the worker and the Temporal server restart', async ({ expect }) => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'sched-restart-'));
     let services = await startServers({ dir, persistent: true });
     const env = { TEMPORAL_ADDRESS: services.temporalAddress, MONGO_URL: services.mongoUrl };
@@ -191,17 +196,17 @@ describe('schedules across restarts', () => {
         h,
         'POST',
         '/schedule',
-        form({ name: 'survivor', cron: '@every 10s', language: 'PYTHON', jobClass: 'tick' }, APP),
+        form({ name: 'survivor', cron: '@every 5s', language: 'PYTHON', jobClass: 'tick' }, APP),
       );
       expect(r.status).toBe(200);
       const id = r.body.scheduleId;
       await eventually(async () => (await scheduleJobs(h, id)).length >= 1, 60_000, 500);
-      // Everything goes down for longer than one interval.
+      // Everything goes down for longer than one interval (8 s against 5 s; the restart adds more).
       const mongoUrl = services.mongoUrl;
       await h.stop();
       await services.stop();
       const downAt = Date.now();
-      await new Promise((res) => setTimeout(res, 15_000));
+      await new Promise((res) => setTimeout(res, 8_000));
       services = await startServers({ dir, persistent: true, ports: services.ports });
       h = await startHarness({
         env: {
