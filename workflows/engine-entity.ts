@@ -32,40 +32,25 @@ import type { DriverSpec, DriverStatus } from '../domain/driver';
 import { failureMessage } from '../domain/failure';
 import { hostAbsentMessage, type DriverHost } from '../domain/hosts';
 // Connect servers' states are the same four words (domain/connect.ts).
-import { SqlEngineState as EngineState, type EngineEndpoint } from '../domain/sql-engine';
-import type { SparkSpec } from '../domain/types';
+import {
+  SqlEngineState as EngineState,
+  type EngineEndpoint,
+  type SqlEngineRecord,
+  type SqlEngineWorkflowInput,
+} from '../domain/sql-engine';
 import { isHostAbsent, onHost, type DriverSets } from './activity-options';
 import { removeDriver } from './driver-removal';
 import { launchUntilDeadline } from './launch';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
 
-/** The read-model record both kinds keep (SqlEngineRecord, ConnectServerRecord). */
-export interface EngineRecord {
-  id: string;
-  clusterId: string;
-  clusterName: string;
-  state: EngineState;
-  endpoint?: EngineEndpoint;
-  driverId?: string;
-  host?: string;
-  generation: number;
-  error?: string;
-  startTime?: number;
-  createdTime: number;
-}
+/** The read-model record both kinds keep: an SQL engine's but its type (a ConnectServerRecord is exactly this). */
+export type EngineRecord = Omit<SqlEngineRecord, 'type'>;
 
-/** The workflow input both kinds take (SqlEngineWorkflowInput, ConnectServerWorkflowInput). */
-export interface EngineInput<R extends EngineRecord> {
-  clusterId: string;
-  clusterName: string;
-  spark: SparkSpec;
-  idleStopMs: number;
-  startTimeoutMs: number;
-  createdTime: number;
-  /** What a continued run carries over: the record, the last write version, the idle clock, recent deaths, host. */
-  resume?: { record: R; version: number; lastUsed: number; deaths: number[]; host?: DriverHost };
-}
+/** The workflow input both kinds take: an SQL engine's but its type, resuming with the kind's own record. */
+export type EngineInput<R extends EngineRecord> = Omit<SqlEngineWorkflowInput, 'type' | 'resume'> & {
+  resume?: Omit<NonNullable<SqlEngineWorkflowInput['resume']>, 'record'> & { record: R };
+};
 
 /** What one kind of engine is: everything the state machine does not share. */
 export interface EngineKind<I extends EngineInput<R>, R extends EngineRecord> {

@@ -156,6 +156,16 @@ export function readModel() {
     return kept;
   };
   const last = <T>(m: Map<string, T[]>, id: string): T | undefined => m.get(id)?.at(-1);
+  const projectEngine = async (kind: 'sqlEngines' | 'connectServers', r: { id: string }, v: number) => {
+    const ok = write(kind, r.id, r, v);
+    if (ok) deletedEngines.delete(r.id);
+    return ok;
+  };
+  // Like the real deleteOne: the document and its version go, so a new workflow's writes land again.
+  const deleteEngine = async (kind: 'sqlEngines' | 'connectServers', id: string) => {
+    deletedEngines.add(id);
+    versions.delete(`${kind}/${id}`);
+  };
   return {
     projectJob,
     activities: {
@@ -164,25 +174,10 @@ export function readModel() {
       projectGroup: async (g: Omit<Group, 'jobs'>, v: number) => write('groups', g.id, g, v),
       projectSchedule: async (s: Omit<Schedule, 'jobs'>, v: number) => write('schedules', s.id, s, v),
       projectResult: async (r: JobInstanceResult) => void results.set(r.jobInstanceId, r),
-      async projectSqlEngine(r: SqlEngineRecord, v: number): Promise<boolean> {
-        const ok = write('sqlEngines', r.id, r, v);
-        if (ok) deletedEngines.delete(r.id);
-        return ok;
-      },
-      // Like the real deleteOne: the document and its version go, so a new workflow's writes land again.
-      async deleteSqlEngineRecord(id: string): Promise<void> {
-        deletedEngines.add(id);
-        versions.delete(`sqlEngines/${id}`);
-      },
-      async projectConnectServer(r: ConnectServerRecord, v: number): Promise<boolean> {
-        const ok = write('connectServers', r.id, r, v);
-        if (ok) deletedEngines.delete(r.id);
-        return ok;
-      },
-      async deleteConnectServerRecord(id: string): Promise<void> {
-        deletedEngines.add(id);
-        versions.delete(`connectServers/${id}`);
-      },
+      projectSqlEngine: (r: SqlEngineRecord, v: number) => projectEngine('sqlEngines', r, v),
+      deleteSqlEngineRecord: (id: string) => deleteEngine('sqlEngines', id),
+      projectConnectServer: (r: ConnectServerRecord, v: number) => projectEngine('connectServers', r, v),
+      deleteConnectServerRecord: (id: string) => deleteEngine('connectServers', id),
     },
     job: (id: string) => last(writes.jobs, id),
     jobStates: (id: string) => (writes.jobs.get(id) ?? []).map((j) => j.state),
