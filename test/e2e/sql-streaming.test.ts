@@ -9,8 +9,10 @@ import http from 'node:http';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { SqlEngine } from '../../domain/states';
+import { loadConfig } from '../../lib/config';
+import { trinoTestHome } from '../../testkit/trino';
 import { call, eventually, startHarness, type Harness } from '../harness';
 
 let h: Harness;
@@ -40,7 +42,11 @@ const ended = (marker: string) =>
   );
 
 beforeAll(async () => {
-  h = await startHarness({ env: { SQL_ENGINE_START_TIMEOUT_MS: '170000', SQL_SESSIONS_PER_ENGINE: '1' } });
+  // Trino with the tests' JVM options (testkit/trino.ts says why).
+  const TRINO_HOME = trinoTestHome(path.join(inject('testDir'), 'trino-home'), loadConfig().TRINO_HOME);
+  h = await startHarness({
+    env: { SQL_ENGINE_START_TIMEOUT_MS: '170000', SQL_SESSIONS_PER_ENGINE: '1', TRINO_HOME },
+  });
   // Both engines start side by side (JVM start-up is slow). On a loaded machine a just-started Thrift Server
   // may take longer than the API's connect timeout to open its first session: asked again then.
   const ready = (engine: SqlEngine) =>
