@@ -13,6 +13,7 @@ import { sqlEngineDriverId, type EngineEndpoint, type SqlEngine } from '../../do
 import { loadConfig } from '../../lib/config';
 import { createSqlPool, protocols, type SqlPool } from '../../lib/sql';
 import type { RunOptions, StatementOutcome } from '../../lib/sql/types';
+import { trinoTestHome } from '../../testkit/trino';
 import { eventually } from '../../testkit/wait';
 import { sparkSpec } from '../../testkit/spark-spec';
 
@@ -65,7 +66,8 @@ beforeAll(async () => {
     DRIVER_DIR: path.join(tmp, 'drivers'),
     STACK_DIR: path.join(tmp, 'stack'),
     LOCAL_SPARK_THREADS: 2,
-    TRINO_HOME: base.TRINO_HOME,
+    // Trino with the tests' JVM options (testkit/trino.ts says why).
+    TRINO_HOME: trinoTestHome(path.join(tmp, 'trino-home'), base.TRINO_HOME),
   });
   await Promise.all(ENGINES.map(start));
 }, 180_000);
