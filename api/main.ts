@@ -4,7 +4,7 @@ import { loadConfig } from '../lib/config';
 import { logger } from '../lib/log';
 import { connectStore, prepareStore } from '../lib/mongo';
 import { connectTemporal } from '../lib/temporal';
-import { startConnectGateway, type RunningGateway } from './connect/gateway';
+import { startConnectGatewayThread, type GatewayThread } from './connect/gateway-thread';
 import { startLivy } from './livy/server';
 import { startApi } from './server';
 
@@ -19,9 +19,10 @@ async function main() {
   log.info('listening', { port: config.API_PORT, docs: `/api/v1/openapi.json` });
   const livy = await startLivy(api.deps);
   log.info('livy listening', { port: config.LIVY_PORT });
-  let connect: RunningGateway | undefined;
+  let connect: GatewayThread | undefined;
   try {
-    connect = await startConnectGateway(api.deps);
+    // On a thread of its own, with its own clients (gateway-thread.ts says why).
+    connect = await startConnectGatewayThread(config);
     log.info('spark connect gateway listening', { port: connect.port, url: connect.url });
   } catch (e) {
     // Without a certificate (a deployment that set none) the rest of the API still serves.

@@ -11,7 +11,7 @@
 //                              BENCH_COLLECT_MB (1024), BENCH_COLLECT_RUNS (3)
 import path from 'node:path';
 import { CONNECT_SECRET_HEADER, connectServerSecret } from '../lib/driver-secret';
-import { startConnectGateway } from '../api/connect/gateway';
+import { startConnectGatewayThread } from '../api/connect/gateway-thread';
 import { ConnectClient } from '../testkit/connect-client';
 import { killDrivers } from '../testkit/servers';
 import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
@@ -88,8 +88,8 @@ runBench('connect', 1800, async () => {
     body: JSON.stringify({ name: 'bench', role: 'operator' }),
   });
   const { key } = (await keyRes.json()) as { key: string };
-  const deps = { config: s.config, store: s.store, temporal: s.temporal };
-  const gw = await startConnectGateway(deps, { port: 0 });
+  // On its own thread, as api/main.ts runs it.
+  const gw = await startConnectGatewayThread(s.config, { port: 0 });
   defer('gateway', () => gw.close());
   defer('connect server', async () => {
     await fetch(`${s.url}/connect/server/connect-${dflt.id}`, { method: 'DELETE', headers: admin }).catch(

@@ -120,6 +120,11 @@ export const setLogLevel = (l: Level): void => {
 export const setLogFormat = (f: LogFormat): void => {
   format = f;
 };
+/** The settings in force, for a thread that logs as this one does (api/connect/gateway-thread.ts). */
+export const logSettings = (): { level: Level; format: LogFormat } => ({
+  level: (Object.keys(LEVELS) as Level[]).find((l) => LEVELS[l] === threshold) ?? 'info',
+  format,
+});
 
 // ───────────────────────────── formatting ─────────────────────────────
 

@@ -23,7 +23,13 @@ rmSync(DIST, { recursive: true, force: true });
 mkdirSync(DIST, { recursive: true });
 await build({
   absWorkingDir: ROOT,
-  entryPoints: { api: 'api/main.ts', worker: 'worker/main.ts', stack: 'scripts/stack.ts' },
+  // connect-gateway: the Spark Connect gateway's thread, started by the API (api/connect/gateway-thread.ts).
+  entryPoints: {
+    api: 'api/main.ts',
+    'connect-gateway': 'api/connect/gateway-thread.ts',
+    worker: 'worker/main.ts',
+    stack: 'scripts/stack.ts',
+  },
   outdir: DIST,
   bundle: true,
   packages: 'external',
@@ -53,5 +59,5 @@ writeFileSync(path.join(DIST, 'workflow-bundle.js'), code);
 // The web console's static files, served by the API at /console.
 await buildConsole(path.join(DIST, 'console'));
 process.stdout.write(
-  `build: dist/{api,worker,stack}.js, dist/workflow-bundle.js and dist/console/ in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
+  `build: dist/{api,connect-gateway,worker,stack}.js, dist/workflow-bundle.js and dist/console/ in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`,
 );

@@ -172,6 +172,8 @@ export async function startConnectGateway(deps: ApiDeps, opts: ConnectGatewayOpt
       stream.on('data', onData);
       stream.once('end', onEnd);
       stream.once('close', onClose);
+      // A request without a body ended with its headers, and its 'end' may be past already.
+      if (stream.readableEnded) check(true);
     });
 
   const handle = async (stream: ServerHttp2Stream, headers: IncomingHttpHeaders): Promise<void> => {

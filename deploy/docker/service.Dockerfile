@@ -26,7 +26,7 @@ COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
 COPY . .
 RUN npm run build \
- && test -f dist/api.js && test -f dist/worker.js && test -f dist/workflow-bundle.js && test -f dist/console/index.html
+ && test -f dist/api.js && test -f dist/connect-gateway.js && test -f dist/worker.js && test -f dist/workflow-bundle.js && test -f dist/console/index.html
 
 # ── production dependencies ──────────────────────────────────────────────────────────────
 FROM ${BUILD_IMAGE} AS deps
