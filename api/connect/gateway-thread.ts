@@ -60,6 +60,8 @@ export async function startConnectGatewayThread(config: Config, opts: Options = 
     new Promise<{ port: number; url: string }>((resolve, reject) => {
       let listening = false;
       worker = threadOf({ role: ROLE, config, opts: { ...opts, port }, log: logSettings() });
+      // From here until it exits, a close() reaches it: its word waits in the port until the thread listens.
+      running = true;
       worker.on('message', (m: FromThread) => {
         if ('listening' in m) {
           listening = true;
@@ -67,7 +69,6 @@ export async function startConnectGatewayThread(config: Config, opts: Options = 
         } else if ('failed' in m) reject(Object.assign(new Error(m.failed.message), { code: m.failed.code }));
       });
       worker.on('error', (e) => (listening ? log.error('Spark Connect gateway thread failed', { err: e }) : reject(e)));
-      worker.once('online', () => (running = true));
       worker.once('exit', (code) => {
         running = false;
         if (!listening) return reject(new Error(`the Spark Connect gateway thread exited (${code}) before listening`));
@@ -77,11 +78,14 @@ export async function startConnectGatewayThread(config: Config, opts: Options = 
         setTimeout(restart, RESTART_MS);
       });
     });
-  const restart = () =>
-    void start().catch((e: unknown) => {
+  // Again and again until it runs, unless the API closed it meanwhile.
+  const restart = (): void => {
+    if (closing) return;
+    start().catch((e: unknown) => {
       log.error('Spark Connect gateway thread did not start again; trying again', { err: e });
-      if (!closing) setTimeout(restart, RESTART_MS);
+      setTimeout(restart, RESTART_MS);
     });
+  };
   const first = await start();
   port = first.port;
   return {
