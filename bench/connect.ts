@@ -6,10 +6,16 @@
 //   - a large collect (BENCH_COLLECT_MB of Arrow batches, to a pyarrow Table, no pandas): MB/s gateway vs direct
 // Targets: overhead p50 < 1 ms and p99 < 5 ms; throughput ≥ 90 % of direct; the collect ≥ 90 % of direct.
 // The gateway side carries TLS (pyspark turns it on with a token); the direct side is plaintext, as the server is.
+// A third side splits the difference (bench/tls-floor-proxy.mjs): the same client through the least a TLS-terminating
+// HTTP/2 proxy does. "floor / direct" is what TLS and a proxy hop cost on this machine whatever the proxy's code;
+// "gateway / floor" is what the gateway's own checks and routing cost.
 //
 //   npm run bench:connect      BENCH_N (400), BENCH_BATCH (20), BENCH_SECONDS (10), BENCH_CONCURRENCY (8),
 //                              BENCH_COLLECT_MB (1024), BENCH_COLLECT_RUNS (3)
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { CONNECT_SECRET_HEADER, connectServerSecret } from '../lib/driver-secret';
 import { startConnectGatewayThread } from '../api/connect/gateway-thread';
 import { ConnectClient } from '../testkit/connect-client';
@@ -122,6 +128,28 @@ runBench('connect', 1800, async () => {
   const d = await direct.connect(directUrl);
   if (!d.ok) throw new Error(`direct connect: ${d.message}`);
 
+  // The floor: a bare TLS proxy in a process of its own, in front of the same server.
+  const floorProc = spawn(
+    process.execPath,
+    ['--max-semi-space-size=1', path.join(import.meta.dirname, 'tls-floor-proxy.mjs')],
+    {
+      env: {
+        UPSTREAM: `${server.endpoint.host}:${server.endpoint.port}`,
+        SECRET_HEADER: CONNECT_SECRET_HEADER,
+        SECRET: connectServerSecret(s.config.SECRET_KEY, server.driverId),
+        CERT: s.config.CONNECT_TLS_CERT,
+        KEY: s.config.CONNECT_TLS_KEY,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  defer('TLS floor proxy', () => void floorProc.kill());
+  const [line] = (await once(createInterface({ input: floorProc.stdout }), 'line')) as [string];
+  const floorUrl = `sc://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/;token=floor`;
+  const floor = newClient();
+  const f = await floor.connect(floorUrl);
+  if (!f.ok) throw new Error(`floor connect: ${f.message}`);
+
   // Warm both paths, then alternate batches so drift (JIT, caches, other load) hits both alike.
   await must(viaGw, LATENCIES(30));
   await must(direct, LATENCIES(30));
@@ -161,14 +189,20 @@ runBench('connect', 1800, async () => {
   };
   const gwRate = await rate(`${gw.url}/;token=${key}`);
   const directRate = await rate(directUrl);
+  const floorRate = await rate(floorUrl);
   console.log(`\n${CONCURRENCY} concurrent clients, ${SECONDS} s each side`);
-  console.log(`  gateway ${round(gwRate, 1)} calls/s, direct ${round(directRate, 1)} calls/s`);
+  console.log(
+    `  gateway ${round(gwRate, 1)} calls/s, direct ${round(directRate, 1)} calls/s, TLS floor ${round(floorRate, 1)} calls/s`,
+  );
   printTarget('gateway / direct calls/s', (100 * gwRate) / directRate, '>', 90, '%');
+  console.log(
+    `  floor / direct ${round((100 * floorRate) / directRate, 1)} %, gateway / floor ${round((100 * gwRate) / floorRate, 1)} %`,
+  );
   await Promise.all(many.slice(1).map((c) => c.close()));
 
   // The large collect, alternating sides.
   await viaGw.connect(`${gw.url}/;token=${key}`);
-  const mbps = { gateway: [] as number[], direct: [] as number[] };
+  const mbps = { gateway: [] as number[], direct: [] as number[], floor: [] as number[] };
   // CPU of this process (the gateway, beside an idle API) per MB through it: a figure the machine's load does not skew.
   let gwCpuMs = 0;
   for (let i = 0; i < COLLECT_RUNS; i++) {
@@ -177,11 +211,13 @@ runBench('connect', 1800, async () => {
     const used = process.cpuUsage(cpu);
     gwCpuMs += (used.user + used.system) / 1000;
     mbps.direct.push((await must<[number, number]>(direct, COLLECT(COLLECT_MB)))[0]);
+    mbps.floor.push((await must<[number, number]>(floor, COLLECT(COLLECT_MB)))[0]);
   }
-  const [cg, cd] = [stats(mbps.gateway).p50, stats(mbps.direct).p50];
+  const [cg, cd, cf] = [stats(mbps.gateway).p50, stats(mbps.direct).p50, stats(mbps.floor).p50];
   console.log(`\ncollect of ${COLLECT_MB} MB (Arrow), ${COLLECT_RUNS} runs each, median`);
-  console.log(`  gateway ${round(cg, 1)} MB/s, direct ${round(cd, 1)} MB/s`);
+  console.log(`  gateway ${round(cg, 1)} MB/s, direct ${round(cd, 1)} MB/s, TLS floor ${round(cf, 1)} MB/s`);
   printTarget('gateway / direct collect MB/s', (100 * cg) / cd, '>', 90, '%');
+  console.log(`  floor / direct ${round((100 * cf) / cd, 1)} %, gateway / floor ${round((100 * cg) / cf, 1)} %`);
   const cpuPerMb = gwCpuMs / (COLLECT_RUNS * COLLECT_MB);
   console.log(
     `  gateway process CPU: ${round(cpuPerMb, 2)} ms per MB (${round(1000 / cpuPerMb, 0)} MB/s a core could carry)`,
@@ -198,9 +234,11 @@ runBench('connect', 1800, async () => {
     plainOverheadP99: round(pg.p99 - pd.p99, 2),
     concurrentGateway: round(gwRate, 1),
     concurrentDirect: round(directRate, 1),
+    concurrentFloor: round(floorRate, 1),
     collectMB: COLLECT_MB,
     collectGatewayMBps: round(cg, 1),
     collectDirectMBps: round(cd, 1),
+    collectFloorMBps: round(cf, 1),
     gatewayCpuMsPerMB: round(cpuPerMb, 2),
   });
 });
