@@ -150,34 +150,40 @@ runBench('connect', 1800, async () => {
   const f = await floor.connect(floorUrl);
   if (!f.ok) throw new Error(`floor connect: ${f.message}`);
 
-  // Warm both paths, then alternate batches so drift (JIT, caches, other load) hits both alike.
-  await must(viaGw, LATENCIES(30));
-  await must(direct, LATENCIES(30));
-  const lat = { gateway: [] as number[], direct: [] as number[] };
-  for (let i = 0; i < N / BATCH; i++) {
-    lat.gateway.push(...(await must<number[]>(viaGw, LATENCIES(BATCH))));
-    lat.direct.push(...(await must<number[]>(direct, LATENCIES(BATCH))));
-  }
+  // Warm every path, then alternate batches so drift (JIT, caches, other load) hits them alike.
+  const sides = { gateway: viaGw, direct, floor };
+  const sequential = async (call?: string) => {
+    const out = { gateway: [] as number[], direct: [] as number[], floor: [] as number[] };
+    for (const c of Object.values(sides)) await must(c, LATENCIES(30, call));
+    for (let i = 0; i < N / BATCH; i++)
+      for (const [side, c] of Object.entries(sides))
+        out[side as keyof typeof sides].push(...(await must<number[]>(c, LATENCIES(BATCH, call))));
+    return out;
+  };
+  const lat = await sequential();
   printStats(`spark.range(1).collect(), ${N} sequential calls each`, [
     ['gateway', lat.gateway],
     ['direct', lat.direct],
+    ['TLS floor', lat.floor],
   ]);
-  const [g, dr] = [stats(lat.gateway), stats(lat.direct)];
+  const [g, dr, fl] = [stats(lat.gateway), stats(lat.direct), stats(lat.floor)];
   const overheadP50 = g.p50 - dr.p50;
   const overheadP99 = g.p99 - dr.p99;
   printTarget('overhead p50', overheadP50, '<', 1, 'ms');
   printTarget('overhead p99', overheadP99, '<', 5, 'ms');
-  const plain = { gateway: [] as number[], direct: [] as number[] };
-  for (let i = 0; i < N / BATCH; i++) {
-    plain.gateway.push(...(await must<number[]>(viaGw, LATENCIES(BATCH, PLAIN))));
-    plain.direct.push(...(await must<number[]>(direct, LATENCIES(BATCH, PLAIN))));
-  }
+  console.log(
+    `  of which the TLS floor p50 ${round(fl.p50 - dr.p50, 2)} ms, p99 ${round(fl.p99 - dr.p99, 2)} ms; gateway over the floor p50 ${round(g.p50 - fl.p50, 2)} ms, p99 ${round(g.p99 - fl.p99, 2)} ms`,
+  );
+  const plain = await sequential(PLAIN);
   printStats(`spark.conf.get (one Config RPC), ${N} sequential calls each`, [
     ['gateway', plain.gateway],
     ['direct', plain.direct],
+    ['TLS floor', plain.floor],
   ]);
-  const [pg, pd] = [stats(plain.gateway), stats(plain.direct)];
-  console.log(`  overhead p50 ${round(pg.p50 - pd.p50, 2)} ms, p99 ${round(pg.p99 - pd.p99, 2)} ms`);
+  const [pg, pd, pf] = [stats(plain.gateway), stats(plain.direct), stats(plain.floor)];
+  console.log(
+    `  overhead p50 ${round(pg.p50 - pd.p50, 2)} ms, p99 ${round(pg.p99 - pd.p99, 2)} ms; the TLS floor's p50 ${round(pf.p50 - pd.p50, 2)} ms, p99 ${round(pf.p99 - pd.p99, 2)} ms`,
+  );
 
   // Concurrent clients: CONCURRENCY processes, each its own session, first through the gateway, then direct.
   const many = [viaGw, ...Array.from({ length: CONCURRENCY - 1 }, newClient)];
@@ -230,6 +236,8 @@ runBench('connect', 1800, async () => {
     directP99: round(dr.p99, 2),
     overheadP50: round(overheadP50, 2),
     overheadP99: round(overheadP99, 2),
+    floorOverheadP50: round(fl.p50 - dr.p50, 2),
+    floorOverheadP99: round(fl.p99 - dr.p99, 2),
     plainOverheadP50: round(pg.p50 - pd.p50, 2),
     plainOverheadP99: round(pg.p99 - pd.p99, 2),
     concurrentGateway: round(gwRate, 1),
