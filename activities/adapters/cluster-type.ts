@@ -1,11 +1,11 @@
 // The seam of a cluster type: everything the service knows about one `type` of cluster lives in the type's
 // folder (activities/adapters/<type>/cluster-type.ts) as one ClusterTypeDef: the settings a client may send
-// for it, their rules, what the response derives from them (sparkMaster, deploy mode), the adapter its
-// drivers are launched with, what a request counts against its resourceQuota, and what it can do
-// (capabilities, which the API and the console read). cluster-types.ts lists one per ClusterType, so a new
-// type is a new folder plus one line there, and the compiler names whatever the new type leaves out.
+// for it, their rules, what the response derives from them (sparkMaster, deploy mode), what a request counts
+// against its resourceQuota, and what it can do (capabilities, which the API and the console read).
+// cluster-types.ts lists one per ClusterType, and cluster-adapters.ts the adapter each type's drivers are
+// launched with (apart, so that what only checks or shows clusters does not load every transport): a new type
+// is a new folder plus one line in each, and the compiler names whatever the new type leaves out.
 import type { z } from 'zod';
-import type { ClusterAdapter } from '../../domain/driver';
 import type { MemorySettings, Storage } from '../../domain/resources';
 import type { ClusterType, SqlEngine } from '../../domain/states';
 import type { Config } from '../../lib/config';
@@ -105,8 +105,6 @@ export interface ClusterTypeDef<S extends z.ZodRawShape = z.ZodRawShape> {
    * (activities/retention.ts); how many folders went. Absent: nothing of its drivers stays on the host.
    */
   sweep?(config: Pick<Config, 'STACK_DIR'>, cutoff: number): Promise<number>;
-  /** The adapter of one cluster (a new one when the stored document changes). */
-  adapter(ctx: AdapterContext<S>): ClusterAdapter;
 }
 
 /** A stored cluster of a type whose settings are `S` (cluster-types.ts's StoredCluster: of any type). */

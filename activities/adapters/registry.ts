@@ -1,11 +1,12 @@
-// Chooses the adapter of a cluster by its `type`, through the type's definition (cluster-types.ts): each
-// type's `adapter` builds one for the stored document (its secrets unsealed), rebuilt when the document changes.
+// Chooses the adapter of a cluster by its `type` (cluster-adapters.ts): each type's factory builds one for the
+// stored document (its secrets unsealed), rebuilt when the document changes.
 import { ApplicationFailure } from '@temporalio/activity';
 import { FailureType, type ClusterAdapter } from '../../domain/driver';
 import { unsealClusterSecrets } from '../../lib/cluster-secrets';
 import type { Config } from '../../lib/config';
 import { Collections, type Store } from '../../lib/mongo';
-import { clusterTypeOf, type StoredCluster } from './cluster-types';
+import { adapterOf } from './cluster-adapters';
+import type { StoredCluster } from './cluster-types';
 import type { DriverPlacements } from './k8s/options';
 import { mongoPlacements } from './placements';
 
@@ -55,7 +56,7 @@ export function createAdapterRegistry(config: Config, store: Store): AdapterLook
     }
     const cluster = unsealClusterSecrets(config.SECRET_KEY, doc);
     const id = String(doc.id ?? doc._id ?? clusterName);
-    const adapter = clusterTypeOf(doc.type).adapter({ cluster, config, placements: placementsOf(id) });
+    const adapter = adapterOf({ cluster, config, placements: placementsOf(id) });
     byName.set(clusterName, { stamp, adapter, checkedAt: Date.now() });
     return adapter;
   };

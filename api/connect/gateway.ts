@@ -21,7 +21,7 @@ import http2, {
 import type { IncomingMessage } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { tcpAccepts } from '../../activities/adapters/engine-probe';
+import { tcpAccepts } from '../../lib/tcp';
 import { CONNECT_SECRET_HEADER } from '../../lib/driver-secret';
 import { logger } from '../../lib/log';
 import { AuthFailure, authenticatorOf, authorize, type Principal } from '../auth/authenticate';

@@ -17,7 +17,7 @@ import {
   type ConnectServerRecord,
   type ConnectSessionRecord,
 } from '../../domain/connect';
-import { tcpAccepts } from '../../activities/adapters/engine-probe';
+import { tcpAccepts } from '../../lib/tcp';
 import type { EngineEndpoint } from '../../domain/sql-engine';
 import { connectServerSecret } from '../../lib/driver-secret';
 import { logger } from '../../lib/log';

@@ -1,12 +1,11 @@
-// The `k8s` cluster type: drivers are pods created through the cluster's Kubernetes API server (adapter.ts).
+// The `k8s` cluster type: drivers are pods created through the cluster's Kubernetes API server (adapter.ts,
+// built by ../cluster-adapters.ts).
 import { z } from 'zod';
 import { ACCESS_SETTINGS, accessRefusalMessage, refusedAccessSettings } from '../../../domain/access-settings';
 import { jvmMemoryBytes } from '../../../domain/delimited';
 import { SqlEngine } from '../../../domain/states';
 import { maskSecret } from '../../../lib/cluster-secrets';
 import { executorsOf, type ClusterTypeDef } from '../cluster-type';
-import { timedAdapter } from '../timed';
-import { createK8sAdapter } from './adapter';
 
 /** A DNS-1123 label, as Kubernetes requires of namespace names. */
 export const K8S_NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -156,6 +155,4 @@ export const k8sType: ClusterTypeDef<typeof k8sSettings> = {
     driversOnWorkerHost: false,
     sparkUi: 'pod',
   },
-  adapter: ({ cluster, config, placements }) =>
-    timedAdapter(createK8sAdapter({ cluster: { ...cluster, url: cluster.url }, config, placements }), 'k8s'),
 };

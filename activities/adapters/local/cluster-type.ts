@@ -1,11 +1,9 @@
-// The `local` cluster type: drivers are spark-submit processes on the worker's host (adapter.ts).
+// The `local` cluster type: drivers are spark-submit processes on the worker's host (adapter.ts, built by
+// ../cluster-adapters.ts).
 import { z } from 'zod';
 import { jvmMemoryBytes } from '../../../domain/delimited';
 import { SqlEngine } from '../../../domain/states';
 import type { ClusterTypeDef } from '../cluster-type';
-import { timedAdapter } from '../timed';
-import { createLocalAdapter } from './adapter';
-import type { ClusterAdapter } from '../../../domain/driver';
 import type { Config } from '../../../lib/config';
 
 export const localSettings = {
@@ -19,13 +17,10 @@ export const localView = {
   threads: z.number().int().optional(),
 };
 
-const threadsOf = (c: { threads?: number }, config: Pick<Config, 'LOCAL_SPARK_THREADS'>) =>
+export const threadsOf = (c: { threads?: number }, config: Pick<Config, 'LOCAL_SPARK_THREADS'>) =>
   c.threads ?? config.LOCAL_SPARK_THREADS;
 
 const jvm = (v: string | undefined) => jvmMemoryBytes(v ?? '1g');
-
-// One adapter per worker configuration and thread count, shared by every local cluster of that count.
-const adapters = new WeakMap<Config, Map<number, ClusterAdapter>>();
 
 export const localType: ClusterTypeDef<typeof localSettings> = {
   title: "spark-submit on the worker's host",
@@ -50,13 +45,5 @@ export const localType: ClusterTypeDef<typeof localSettings> = {
     connect: true,
     driversOnWorkerHost: true,
     sparkUi: 'driver-folder',
-  },
-  adapter: ({ cluster, config }) => {
-    const threads = threadsOf(cluster, config);
-    if (!adapters.has(config)) adapters.set(config, new Map());
-    const byThreads = adapters.get(config)!;
-    if (!byThreads.has(threads))
-      byThreads.set(threads, timedAdapter(createLocalAdapter({ ...config, LOCAL_SPARK_THREADS: threads }), 'local'));
-    return byThreads.get(threads)!;
   },
 };

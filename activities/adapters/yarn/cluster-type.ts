@@ -1,11 +1,10 @@
-// The `yarn` cluster type: drivers are YARN applications in cluster deploy mode (adapter.ts), on an existing
+// The `yarn` cluster type: drivers are YARN applications in cluster deploy mode (adapter.ts, built by
+// ../cluster-adapters.ts), on an existing
 // Hadoop YARN cluster reached at its ResourceManager. No Kerberos.
 import { z } from 'zod';
 import { jvmMemoryBytes } from '../../../domain/delimited';
 import { executorsOf, type ClusterTypeDef } from '../cluster-type';
 import { checkHttpUrl, temporalAddressSetting } from '../k8s/cluster-type';
-import { timedAdapter } from '../timed';
-import { createYarnAdapter } from './adapter';
 import { hadoopConfProblems, refusedYarnConf } from './hadoop-conf';
 import { yarnRest } from './rest';
 import { sweepYarnFolders } from './retention';
@@ -111,12 +110,4 @@ export const yarnType: ClusterTypeDef<typeof yarnSettings> = {
     sparkUi: null,
   },
   sweep: (config, cutoff) => sweepYarnFolders(config.STACK_DIR, cutoff),
-  adapter: ({ cluster, config }) =>
-    timedAdapter(
-      createYarnAdapter({
-        cluster: { ...cluster, id: cluster.id },
-        config,
-      }),
-      'yarn',
-    ),
 };
