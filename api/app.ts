@@ -7,8 +7,9 @@ import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { logger } from '../lib/log';
+import { Collections } from '../lib/mongo';
 import { auditRoutes } from './audit/routes';
-import { auditTrail } from './audit/trail';
+import { auditTrail, createAuditWriter, type AuditDoc } from './audit/trail';
 import { requireRole } from './auth/authenticate';
 import { withSecurity } from './auth/openapi';
 import type { Need } from './auth/roles';
@@ -83,8 +84,13 @@ export function createApp(deps: ApiDeps, routes: RouteDef[] = allRoutes(deps)): 
 
   // Before the error middleware, so each record has the status the client saw (403 included; calls refused
   // before the caller was known, such as 401s, are counted on /metrics, not recorded).
+  deps.audit ??= createAuditWriter(() => deps.store.col<AuditDoc>(Collections.audit));
   app.use(
-    auditTrail(deps.store, { maxPerMinute: deps.config.AUDIT_MAX_PER_MINUTE, registry: metrics.metrics.registry }),
+    auditTrail(deps.store, {
+      maxPerMinute: deps.config.AUDIT_MAX_PER_MINUTE,
+      registry: metrics.metrics.registry,
+      writer: deps.audit,
+    }),
   );
   app.use(errorMiddleware({ log, pathHint: PATH_HINT }));
 

@@ -2,6 +2,7 @@
 // Kept apart from app.ts so that no feature module imports the application that mounts it.
 import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
+import type { AuditWriter } from './audit/trail';
 import type { Store } from '../lib/mongo';
 import type { Authenticator } from './auth/authenticate';
 import type { LaunchAtSubmit } from './jobs/launch-at-submit';
@@ -16,6 +17,8 @@ export interface ApiDeps {
   feeds?: Feeds;
   /** Session pools and running engines of SQL statements (created with the app when not given). */
   sql?: SqlRuntime;
+  /** Where the audit trail's records go, batched (created with the app when not given; flushed at close). */
+  audit?: AuditWriter;
   /** Who is calling (API keys, OIDC tokens; created on first use when not given, api/auth/). */
   auth?: Authenticator;
   /** Launches single jobs' first drivers right after their workflows start (none when not given). */

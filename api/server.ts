@@ -72,7 +72,7 @@ export async function startApi(opts: StartApiOptions): Promise<RunningApi> {
       // SSE responses never end by themselves.
       server.closeAllConnections();
       await closed;
-      await Promise.all([feeds.close(), deps.sql?.close(), launches.drain(5_000)]);
+      await Promise.all([feeds.close(), deps.sql?.close(), deps.audit?.flush(), launches.drain(5_000)]);
     })());
   return { deps, server, url, close };
 }

@@ -8,7 +8,13 @@
 // and 503 when the issuer cannot be reached) are only counted, and each principal gets at most
 // AUDIT_MAX_PER_MINUTE records a minute (the rest are counted as dropped, and logged once a minute per
 // principal). The retention sweep removes records older than AUDIT_RETENTION_DAYS (activities/retention.ts).
+//
+// Records go in batches (AuditWriter): one insert of many records costs the API and MongoDB about what one
+// record alone costs. A call's answer still waits for its record, which goes with the records of the same
+// event-loop turn (no added delay). A call whose route wrote its answer itself (ctx.respond = false: POST
+// /sql/execute) has nobody waiting: its record waits up to AUDIT_LINGER_MS for others to share its insert.
 import type { Middleware } from 'koa';
+import type { Collection } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import { Counter, type Registry } from 'prom-client';
 import { logger } from '../../lib/log';
@@ -45,9 +51,77 @@ export function resourceIdOf(params: Record<string, string> | undefined, body: u
 
 export const AUDIT_WINDOW_MS = 60_000;
 
+/** Longest the record of an already answered call waits for others to share its insert. */
+export const AUDIT_LINGER_MS = 100;
+const MAX_BATCH = 500;
+
+export interface AuditWriter {
+  /**
+   * Queues a record; resolves once it is written (a failed write is logged, never thrown). `answered`: nobody
+   * waits for it, so it may wait up to the linger for a batch; otherwise it goes at the end of this turn.
+   */
+  write(doc: AuditDoc, answered: boolean): Promise<void>;
+  /** Writes everything queued now; resolves once all records queued so far are written. */
+  flush(): Promise<void>;
+}
+
+/** Records queued together, written by one insert. */
+class Batch {
+  readonly docs: AuditDoc[] = [];
+  readonly written: Promise<void>;
+  private go!: () => void;
+  constructor(insert: (docs: AuditDoc[]) => Promise<void>) {
+    this.written = new Promise<void>((r) => (this.go = r)).then(() => insert(this.docs));
+  }
+  start(): void {
+    this.go();
+  }
+}
+
+export function createAuditWriter(col: () => Collection<AuditDoc>, lingerMs = AUDIT_LINGER_MS): AuditWriter {
+  let batch: Batch | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let soon: NodeJS.Immediate | undefined;
+  const inFlight = new Set<Promise<void>>();
+  const insert = (docs: AuditDoc[]) =>
+    col()
+      .insertMany(docs, { ordered: false })
+      .then(
+        () => undefined,
+        (err: unknown) => log.warn('audit records not written', { records: docs.length, err: String(err) }),
+      );
+  const flush = (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (soon) clearImmediate(soon);
+    soon = undefined;
+    const b = batch;
+    batch = undefined;
+    if (b) {
+      inFlight.add(b.written);
+      void b.written.then(() => inFlight.delete(b.written));
+      b.start();
+    }
+    return Promise.all(inFlight).then(() => undefined);
+  };
+  return {
+    write(doc, answered) {
+      const b = (batch ??= new Batch(insert));
+      b.docs.push(doc);
+      if (b.docs.length >= MAX_BATCH) void flush();
+      else if (!answered) soon ??= setImmediate(() => void flush());
+      else timer ??= setTimeout(() => void flush(), lingerMs);
+      return b.written;
+    },
+    flush,
+  };
+}
+
 export interface AuditOptions {
   /** Records per principal per minute (AUDIT_MAX_PER_MINUTE); default 600. */
   maxPerMinute?: number;
+  /** Where the records go (the app's, flushed when it closes); default a writer of this middleware's own. */
+  writer?: AuditWriter;
   /** Where the trail's counters are exposed (the API's /metrics registry). */
   registry?: Registry;
   /** For tests. */
@@ -83,7 +157,7 @@ class PerPrincipalBudget {
  * toHttp gives it). A failed write is logged and does not change the answer.
  */
 export function auditTrail(store: Store, opts: AuditOptions = {}): Middleware {
-  const col = store.col<AuditDoc>(Collections.audit);
+  const writer = opts.writer ?? createAuditWriter(() => store.col<AuditDoc>(Collections.audit));
   const now = opts.now ?? Date.now;
   const max = opts.maxPerMinute ?? 600;
   const budget = new PerPrincipalBudget(max, now);
@@ -127,7 +201,10 @@ export function auditTrail(store: Store, opts: AuditOptions = {}): Middleware {
             status,
             time,
           };
-          await col.insertOne(doc).catch((err: unknown) => log.warn('audit record not written', { err: String(err) }));
+          // Koa answers after this returns, unless the route has answered by itself: then nobody waits.
+          const answered = ctx.respond === false;
+          const written = writer.write(doc, answered);
+          if (!answered) await written;
         } else {
           dropped.inc();
           if (verdict === 'first-over')

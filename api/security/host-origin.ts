@@ -92,6 +92,8 @@ export function hostProblem(req: IncomingMessage, policy: HostOriginPolicy): str
 }
 
 function originOf(value: string): string | undefined {
+  // Most calls carry no Origin (ctx.get gives ''): answered without the exception new URL('') would throw.
+  if (!value) return undefined;
   try {
     const u = new URL(value);
     return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : undefined;

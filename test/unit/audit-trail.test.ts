@@ -2,19 +2,36 @@
 // one that throws through it, and a read (nothing); a call with no principal is only counted, and each
 // principal's records are bounded per minute, the rest counted as dropped.
 import type { Context } from 'koa';
+import type { Collection } from 'mongodb';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { AUDIT_WINDOW_MS, auditTrail, type AuditDoc } from '../../api/audit/trail';
+import { AUDIT_WINDOW_MS, auditTrail, createAuditWriter, type AuditDoc, type AuditWriter } from '../../api/audit/trail';
 import { conflict } from '../../api/errors';
 import type { Store } from '../../lib/mongo';
 import { metricSum, parseMetrics } from '../../testkit/metrics';
 
-function recording(opts: { maxPerMinute?: number; now?: () => number } = {}) {
+/** A collection that records what each insertMany wrote, after `delayMs`; the first `failures` calls fail. */
+function recordingCollection(delayMs = 0, failures = 0) {
   const docs: AuditDoc[] = [];
-  const store = { col: () => ({ insertOne: async (d: AuditDoc) => void docs.push(d) }) } as unknown as Store;
+  const batches: AuditDoc[][] = [];
+  let calls = 0;
+  const col = {
+    insertMany: async (ds: AuditDoc[]) => {
+      if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+      if (++calls <= failures) throw new Error('database down');
+      batches.push([...ds]);
+      docs.push(...ds);
+    },
+  } as unknown as Collection<AuditDoc>;
+  return { col, docs, batches };
+}
+
+function recording(opts: { maxPerMinute?: number; now?: () => number; writer?: AuditWriter } = {}) {
+  const c = recordingCollection();
+  const store = { col: () => c.col } as unknown as Store;
   const registry = new Registry();
   const counted = async () => parseMetrics(await registry.metrics());
-  return { docs, counted, mw: auditTrail(store, { ...opts, registry }) };
+  return { docs: c.docs, counted, mw: auditTrail(store, { ...opts, registry }) };
 }
 
 const ctxOf = (method: string, fields: Partial<Context> = {}) =>
@@ -83,5 +100,65 @@ describe('audit trail middleware', () => {
     t += AUDIT_WINDOW_MS;
     await call('key:busy');
     expect(docs.filter((d) => d.principal === 'key:busy')).toHaveLength(4);
+  });
+
+  it('writes the records of calls answered in the same turn in one insert, each call waiting for its own', async () => {
+    const c = recordingCollection(5);
+    const store = { col: () => c.col } as unknown as Store;
+    const mw = auditTrail(store, { registry: new Registry() });
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        mw(ctxOf('POST', { ...as(`key:k${i}`), params: { jobId: `j${i}` } }), async () => undefined),
+      ),
+    );
+    // Every call returned only once its record was written.
+    expect(c.docs.map((d) => d.resourceId)).toEqual(['j0', 'j1', 'j2', 'j3', 'j4']);
+    expect(c.batches).toHaveLength(1);
+  });
+
+  it('does not hold a call whose route answered by itself: its record follows within the linger, batched', async () => {
+    const c = recordingCollection();
+    const writer = createAuditWriter(() => c.col, 30);
+    const store = { col: () => c.col } as unknown as Store;
+    const mw = auditTrail(store, { registry: new Registry(), writer });
+    for (let i = 0; i < 3; i++) {
+      const ctx = ctxOf('POST', { ...as('key:k1'), params: { jobId: `s${i}` } });
+      await mw(ctx, async () => {
+        ctx.status = 200;
+        ctx.respond = false; // the route wrote its answer itself (POST /sql/execute)
+      });
+    }
+    expect(c.docs).toEqual([]);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(c.batches.map((b) => b.map((d) => d.resourceId))).toEqual([['s0', 's1', 's2']]);
+  });
+
+  it('writes lingering records at once on flush(), and resolves it once they are written', async () => {
+    const c = recordingCollection(5);
+    const writer = createAuditWriter(() => c.col, 60_000);
+    const doc = (id: string): AuditDoc => ({
+      _id: id,
+      principal: 'key:k1',
+      role: 'operator',
+      method: 'POST',
+      path: '/api/v1/sql/execute',
+      resourceId: null,
+      status: 200,
+      time: 0,
+    });
+    void writer.write(doc('a'), true);
+    void writer.write(doc('b'), true);
+    await writer.flush();
+    expect(c.docs.map((d) => d._id)).toEqual(['a', 'b']);
+  });
+
+  it('logs a failed write and does not fail the call; the next records are written', async () => {
+    const c = recordingCollection(0, 1);
+    const store = { col: () => c.col } as unknown as Store;
+    const mw = auditTrail(store, { registry: new Registry() });
+    await mw(ctxOf('POST', as('key:k1')), async () => undefined);
+    expect(c.docs).toEqual([]);
+    await mw(ctxOf('POST', as('key:k2')), async () => undefined);
+    expect(c.docs.map((d) => d.principal)).toEqual(['key:k2']);
   });
 });

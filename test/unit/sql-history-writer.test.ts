@@ -1,7 +1,7 @@
 // The batched query-history writer: concurrent records go in few bulk writes, in order, one write at a time.
 import type { Collection, Document } from 'mongodb';
 import { describe, expect, it } from 'vitest';
-import { createHistoryWriter } from '../../api/sql/execute/history-writer';
+import { createHistoryWriter, FLUSH_AFTER_MS } from '../../api/sql/execute/history-writer';
 
 function fakeCollection() {
   const batches: string[][] = [];
@@ -30,11 +30,25 @@ describe('query history writer', () => {
     expect(f.batches[0][0]).toBe('s0:FINISHED');
   });
 
+  it('gathers records put apart in time, within FLUSH_AFTER_MS of the first, into one bulk write', async () => {
+    const f = fakeCollection();
+    const w = createHistoryWriter(() => f.col);
+    const gap = FLUSH_AFTER_MS / 5;
+    for (let i = 0; i < 3; i++) {
+      w.put({ _id: `s${i}`, state: 'FINISHED' });
+      await new Promise((r) => setTimeout(r, gap));
+    }
+    expect(f.batches).toEqual([]); // nothing written before the first record's time is up
+    await new Promise((r) => setTimeout(r, FLUSH_AFTER_MS));
+    expect(f.batches).toEqual([['s0:FINISHED', 's1:FINISHED', 's2:FINISHED']]);
+    await w.flush();
+  });
+
   it("writes a statement's RUNNING record before its final one, one bulk write at a time", async () => {
     const f = fakeCollection();
     const w = createHistoryWriter(() => f.col);
     w.put({ _id: 'a', state: 'RUNNING' });
-    await new Promise((r) => setTimeout(r, 7)); // the first batch is being written
+    await new Promise((r) => setTimeout(r, FLUSH_AFTER_MS + 2)); // the first batch is being written (10 ms)
     w.put({ _id: 'a', state: 'FINISHED' });
     await w.flush();
     expect(f.batches.flat()).toEqual(['a:RUNNING', 'a:FINISHED']);
