@@ -1,6 +1,6 @@
 // The batched query-history writer: concurrent records go in few bulk writes, in order, one write at a time.
 import type { Collection, Document } from 'mongodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createHistoryWriter, FLUSH_AFTER_MS } from '../../api/sql/execute/history-writer';
 
 function fakeCollection() {
@@ -31,17 +31,20 @@ describe('query history writer', () => {
   });
 
   it('gathers records put apart in time, within FLUSH_AFTER_MS of the first, into one bulk write', async () => {
-    const f = fakeCollection();
-    const w = createHistoryWriter(() => f.col);
-    const gap = FLUSH_AFTER_MS / 5;
-    for (let i = 0; i < 3; i++) {
-      w.put({ _id: `s${i}`, state: 'FINISHED' });
-      await new Promise((r) => setTimeout(r, gap));
+    vi.useFakeTimers();
+    try {
+      const f = fakeCollection();
+      const w = createHistoryWriter(() => f.col);
+      for (let i = 0; i < 3; i++) {
+        w.put({ _id: `s${i}`, state: 'FINISHED' });
+        await vi.advanceTimersByTimeAsync(FLUSH_AFTER_MS / 4);
+      }
+      expect(f.batches).toEqual([]); // the first record's time is not up yet
+      await vi.advanceTimersByTimeAsync(FLUSH_AFTER_MS);
+      expect(f.batches).toEqual([['s0:FINISHED', 's1:FINISHED', 's2:FINISHED']]);
+    } finally {
+      vi.useRealTimers();
     }
-    expect(f.batches).toEqual([]); // nothing written before the first record's time is up
-    await new Promise((r) => setTimeout(r, FLUSH_AFTER_MS));
-    expect(f.batches).toEqual([['s0:FINISHED', 's1:FINISHED', 's2:FINISHED']]);
-    await w.flush();
   });
 
   it("writes a statement's RUNNING record before its final one, one bulk write at a time", async () => {
