@@ -4,7 +4,7 @@
 import type { Context } from 'koa';
 import type { Collection } from 'mongodb';
 import { Registry } from 'prom-client';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AUDIT_WINDOW_MS, auditTrail, createAuditWriter, type AuditDoc, type AuditWriter } from '../../api/audit/trail';
 import { conflict } from '../../api/errors';
 import type { Store } from '../../lib/mongo';
@@ -39,6 +39,8 @@ const ctxOf = (method: string, fields: Partial<Context> = {}) =>
 const as = (id: string, role = 'operator') => ({ state: { principal: { id, role } } }) as Partial<Context>;
 
 describe('audit trail middleware', () => {
+  afterEach(() => void vi.useRealTimers());
+
   it('records principal, method, path, resource id, status and time of a state-changing call', async () => {
     const { docs, mw } = recording();
     const ctx = ctxOf('POST', { params: { jobId: 'j1' }, ...as('key:k1') });
@@ -118,25 +120,21 @@ describe('audit trail middleware', () => {
 
   it('does not hold a call whose route answered by itself: its record follows within the linger, batched', async () => {
     vi.useFakeTimers();
-    try {
-      const c = recordingCollection();
-      const writer = createAuditWriter(() => c.col, 30);
-      const store = { col: () => c.col } as unknown as Store;
-      const mw = auditTrail(store, { registry: new Registry(), writer });
-      for (let i = 0; i < 3; i++) {
-        const ctx = ctxOf('POST', { ...as('key:k1'), params: { jobId: `s${i}` } });
-        await mw(ctx, async () => {
-          ctx.status = 200;
-          ctx.respond = false; // the route wrote its answer itself (POST /sql/execute)
-        });
-        await vi.advanceTimersByTimeAsync(5);
-      }
-      expect(c.docs).toEqual([]);
-      await vi.advanceTimersByTimeAsync(30);
-      expect(c.batches.map((b) => b.map((d) => d.resourceId))).toEqual([['s0', 's1', 's2']]);
-    } finally {
-      vi.useRealTimers();
+    const c = recordingCollection();
+    const writer = createAuditWriter(() => c.col, 30);
+    const store = { col: () => c.col } as unknown as Store;
+    const mw = auditTrail(store, { registry: new Registry(), writer });
+    for (let i = 0; i < 3; i++) {
+      const ctx = ctxOf('POST', { ...as('key:k1'), params: { jobId: `s${i}` } });
+      await mw(ctx, async () => {
+        ctx.status = 200;
+        ctx.respond = false; // the route wrote its answer itself (POST /sql/execute)
+      });
+      await vi.advanceTimersByTimeAsync(5);
     }
+    expect(c.docs).toEqual([]);
+    await vi.advanceTimersByTimeAsync(30);
+    expect(c.batches.map((b) => b.map((d) => d.resourceId))).toEqual([['s0', 's1', 's2']]);
   });
 
   it('writes lingering records at once on flush(), and resolves it once they are written', async () => {

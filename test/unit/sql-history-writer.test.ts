@@ -1,6 +1,6 @@
 // The batched query-history writer: concurrent records go in few bulk writes, in order, one write at a time.
 import type { Collection, Document } from 'mongodb';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHistoryWriter, FLUSH_AFTER_MS } from '../../api/sql/execute/history-writer';
 
 function fakeCollection() {
@@ -20,6 +20,8 @@ function fakeCollection() {
 }
 
 describe('query history writer', () => {
+  afterEach(() => void vi.useRealTimers());
+
   it('batches records queued together into one bulk write, keeping their order', async () => {
     const f = fakeCollection();
     const w = createHistoryWriter(() => f.col);
@@ -32,19 +34,15 @@ describe('query history writer', () => {
 
   it('gathers records put apart in time, within FLUSH_AFTER_MS of the first, into one bulk write', async () => {
     vi.useFakeTimers();
-    try {
-      const f = fakeCollection();
-      const w = createHistoryWriter(() => f.col);
-      for (let i = 0; i < 3; i++) {
-        w.put({ _id: `s${i}`, state: 'FINISHED' });
-        await vi.advanceTimersByTimeAsync(FLUSH_AFTER_MS / 4);
-      }
-      expect(f.batches).toEqual([]); // the first record's time is not up yet
-      await vi.advanceTimersByTimeAsync(FLUSH_AFTER_MS);
-      expect(f.batches).toEqual([['s0:FINISHED', 's1:FINISHED', 's2:FINISHED']]);
-    } finally {
-      vi.useRealTimers();
+    const f = fakeCollection();
+    const w = createHistoryWriter(() => f.col);
+    for (let i = 0; i < 3; i++) {
+      w.put({ _id: `s${i}`, state: 'FINISHED' });
+      await vi.advanceTimersByTimeAsync(FLUSH_AFTER_MS / 4);
     }
+    expect(f.batches).toEqual([]); // the first record's time is not up yet
+    await vi.advanceTimersByTimeAsync(FLUSH_AFTER_MS);
+    expect(f.batches).toEqual([['s0:FINISHED', 's1:FINISHED', 's2:FINISHED']]);
   });
 
   it("writes a statement's RUNNING record before its final one, one bulk write at a time", async () => {
