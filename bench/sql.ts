@@ -3,12 +3,25 @@
 // Server; TRINO: Trino, when installed):
 //   - `select 1`, sequential, API and direct calls alternating: overhead = API − direct (p50, p99)
 //   - a 100,000-row result: rows/s through the API vs direct
-//   - 8 concurrent clients for a fixed time: statements/s through the API vs direct (8 direct sessions)
+//   - 8 concurrent clients for a fixed time: statements/s through the API vs direct (8 direct sessions), and
+//     the CPU ms a statement cost this process, the MongoDB-protocol server and Temporal on each side
 // Targets: overhead p50 < 5 ms and p99 < 20 ms; 100,000 rows at ≥ 90 % of direct; 8 clients at ≥ 90 %.
 //
+// The API's client here is node:http with a keep-alive Agent (one socket per concurrent caller): what is
+// measured is the API's cost, and on two cores every CPU ms this process spends is taken from the engine.
+// undici's fetch (Node's global fetch) cost 0.7-2.5 ms more CPU a call than node:http here (0.8 ms against
+// bench/sql-api-cpu.ts's stand-in at 40/s), which the direct side never pays. BENCH_CLIENT=fetch brings it back.
+//
 //   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (5), BENCH_SECONDS (10),
-//                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (5 s a side), BENCH_ENGINES (SPARK_SQL,TRINO)
-import { existsSync } from 'node:fs';
+//                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (15 s a side), BENCH_CONCURRENT_ROUNDS (4:
+//                              BENCH_SECONDS a side in alternating rounds), BENCH_ENGINES (SPARK_SQL,TRINO),
+//                              BENCH_CLIENT (http | fetch)
+//   BENCH_CPU_PROFILE=<dir>    writes a V8 CPU profile of this process over the API's measured concurrent phase
+//                              (<dir>/sql-<engine>.cpuprofile; summarise with `npx tsx bench/cpuprofile-summary.ts`).
+//                              The profiler costs CPU itself: take the CPU figures from a run without it.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { EngineEndpoint } from '../domain/sql-engine';
@@ -26,9 +39,33 @@ const WARMUP = envInt('BENCH_WARMUP', 30);
 const ROWS_RUNS = envInt('BENCH_ROWS_RUNS', 5);
 const SECONDS = envInt('BENCH_SECONDS', 10);
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
-const CONCURRENT_WARMUP = envInt('BENCH_CONCURRENT_WARMUP', 5);
+const CONCURRENT_WARMUP = envInt('BENCH_CONCURRENT_WARMUP', 15);
+const CONCURRENT_ROUNDS = Math.max(1, envInt('BENCH_CONCURRENT_ROUNDS', 4));
 const ROWS = 100_000;
 const ENGINES = (process.env.BENCH_ENGINES ?? 'SPARK_SQL,TRINO').split(',') as SqlEngine[];
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+const CLIENT = process.env.BENCH_CLIENT ?? 'http';
+if (CLIENT !== 'http' && CLIENT !== 'fetch') throw new Error(`BENCH_CLIENT='${CLIENT}': http or fetch`);
+
+/** Runs `fn` under the V8 CPU profiler of this process when BENCH_CPU_PROFILE is set; writes <dir>/<name>.cpuprofile. */
+async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  if (!PROFILE_DIR) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    const file = path.join(PROFILE_DIR, `${name}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    console.log(`  CPU profile: ${file}`);
+  }
+}
 
 /** The 100,000-row statement of each engine: two columns, a number and a string. */
 const BIG: Record<SqlEngine, string> = {
@@ -41,19 +78,49 @@ interface Side {
   run(statement: string, maxRows: number): Promise<number>;
 }
 
+/** POST `body` to `url` over `agent`; resolves the status and the whole answer, rejects a cut one. */
+function post(agent: http.Agent, url: URL, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('close', () => {
+          if (!res.complete) reject(new Error('API: the answer was cut short'));
+          else resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** Runs `statement` through POST /sql/execute; resolves the number of rows. */
 function apiSide(s: BenchStack, engine: SqlEngine): Side {
+  const url = new URL(`${s.url}/sql/execute`);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  defer('API client agent', () => agent.destroy());
+  const call =
+    CLIENT === 'fetch'
+      ? async (body: string) => {
+          const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+          return { status: res.status, text: await res.text() };
+        }
+      : (body: string) => post(agent, url, body);
   return {
     label: 'API',
     async run(statement, maxRows) {
-      const res = await fetch(`${s.url}/sql/execute`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ statement, engine, maxRows }),
-      });
-      const body = (await res.json()) as { info?: { state: string; exception?: string }; rows?: unknown[] };
-      if (res.status !== 200 || body.info?.state !== 'FINISHED')
-        throw new Error(`API: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+      const { status, text } = await call(JSON.stringify({ statement, engine, maxRows }));
+      const body = JSON.parse(text) as { info?: { state: string; exception?: string }; rows?: unknown[] };
+      if (status !== 200 || body.info?.state !== 'FINISHED')
+        throw new Error(`API: HTTP ${status} ${text.slice(0, 300)}`);
       return body.rows!.length;
     },
   };
@@ -95,15 +162,30 @@ function cpuNow(s: BenchStack): Cpu {
   };
 }
 
-/** Statements/s of `callers` concurrent loops over `sides` (one side per caller) for SECONDS, and CPU ms per statement. */
-async function throughput(
-  s: BenchStack,
-  sides: Side[],
-  statement: string,
-  seconds = SECONDS,
-): Promise<[rate: number, cpu: Cpu]> {
+/** What concurrent loops did in a window: statements, seconds (until the last one ended) and CPU ms in all. */
+interface Tally {
+  done: number;
+  seconds: number;
+  cpu: Cpu;
+}
+const NONE: Tally = { done: 0, seconds: 0, cpu: { self: 0, mongo: 0, temporal: 0 } };
+const add = (a: Tally, b: Tally): Tally => ({
+  done: a.done + b.done,
+  seconds: a.seconds + b.seconds,
+  cpu: { self: a.cpu.self + b.cpu.self, mongo: a.cpu.mongo + b.cpu.mongo, temporal: a.cpu.temporal + b.cpu.temporal },
+});
+const rateOf = (t: Tally) => t.done / t.seconds;
+const cpuPerStatement = (t: Tally): Cpu => ({
+  self: round(t.cpu.self / t.done, 2),
+  mongo: round(t.cpu.mongo / t.done, 2),
+  temporal: round(t.cpu.temporal / t.done, 2),
+});
+
+/** `sides.length` concurrent loops (one side each) starting statements for `seconds`; counted until the last ends. */
+async function throughput(s: BenchStack, sides: Side[], statement: string, seconds: number): Promise<Tally> {
   const before = cpuNow(s);
-  const end = performance.now() + seconds * 1000;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
   let done = 0;
   await Promise.all(
     sides.map(async (side) => {
@@ -113,12 +195,17 @@ async function throughput(
       }
     }),
   );
+  const elapsed = (performance.now() - t0) / 1000;
   const after = cpuNow(s);
-  const per = (k: keyof Cpu) => round((after[k] - before[k]) / done, 2);
-  return [done / seconds, { self: per('self'), mongo: per('mongo'), temporal: per('temporal') }];
+  const cpu = {
+    self: after.self - before.self,
+    mongo: after.mongo - before.mongo,
+    temporal: after.temporal - before.temporal,
+  };
+  return { done, seconds: elapsed, cpu };
 }
 
-async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<string, number>> {
+async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<string, unknown>> {
   console.log(`\n## ${engine}`);
   const t0 = performance.now();
   const api = apiSide(s, engine);
@@ -162,15 +249,29 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
   );
   printTarget('API / direct rows/s', (100 * bigApi) / bigDirect, '>', 90, '%');
 
-  // Both paths warmed at this concurrency first: the store's JIT compiles the API's writes (audit, history) in
-  // the first seconds of it, which would otherwise count against the API alone.
+  // Both paths warmed at this concurrency first: the JITs (this process's, and the MongoDB-protocol server's,
+  // which compiles the API's audit and history writes) take tens of seconds at an engine's rate, which would
+  // otherwise count against the API alone. A deployed MongoDB has no JIT to warm.
   const apiCallers = Array.from({ length: CONCURRENCY }, () => api);
+  const directCallers = conns.map(directSide);
   await throughput(s, apiCallers, 'select 1', CONCURRENT_WARMUP);
-  await throughput(s, conns.map(directSide), 'select 1', CONCURRENT_WARMUP);
-  const [apiRate, apiCpu] = await throughput(s, apiCallers, 'select 1');
-  const [directRate, directCpu] = await throughput(s, conns.map(directSide), 'select 1');
+  await throughput(s, directCallers, 'select 1', CONCURRENT_WARMUP);
+  // Measured in rounds, API then direct, then direct then API, and so on: the machine's load drifts (other
+  // processes), and alternating gives both sides the same share of each part of the window.
+  let apiT = NONE;
+  let directT = NONE;
+  const chunk = SECONDS / CONCURRENT_ROUNDS;
+  for (let r = 0; r < CONCURRENT_ROUNDS; r++) {
+    for (const side of r % 2 ? (['direct', 'API'] as const) : (['API', 'direct'] as const)) {
+      if (side === 'direct') directT = add(directT, await throughput(s, directCallers, 'select 1', chunk));
+      else if (r > 0) apiT = add(apiT, await throughput(s, apiCallers, 'select 1', chunk));
+      else apiT = add(apiT, await profiled(`sql-${engine}`, () => throughput(s, apiCallers, 'select 1', chunk)));
+    }
+  }
+  const [apiRate, apiCpu] = [rateOf(apiT), cpuPerStatement(apiT)];
+  const [directRate, directCpu] = [rateOf(directT), cpuPerStatement(directT)];
   console.log(
-    `\n${CONCURRENCY} concurrent clients, ${SECONDS} s each: API ${round(apiRate)} statements/s, direct ${round(directRate)} statements/s`,
+    `\n${CONCURRENCY} concurrent clients, ${SECONDS} s a side in ${CONCURRENT_ROUNDS} alternating rounds: API ${round(apiRate)} statements/s, direct ${round(directRate)} statements/s`,
   );
   // Where the API's share goes: on two cores every CPU ms of it is taken from the engine.
   for (const [label, c] of [
@@ -192,13 +293,17 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
     rowsPerSDirect: round(bigDirect, 0),
     concurrentApi: round(apiRate, 1),
     concurrentDirect: round(directRate, 1),
-    concurrentApiCpuMs: apiCpu.self + apiCpu.mongo + apiCpu.temporal,
-    concurrentDirectCpuMs: directCpu.self + directCpu.mongo + directCpu.temporal,
+    concurrentApiCpuMs: round(apiCpu.self + apiCpu.mongo + apiCpu.temporal, 2),
+    concurrentDirectCpuMs: round(directCpu.self + directCpu.mongo + directCpu.temporal, 2),
+    concurrentApiCpu: apiCpu,
+    concurrentDirectCpu: directCpu,
   };
 }
 
 runBench('sql', 1200, async () => {
-  printHeader('bench:sql — POST /sql/execute against the same statement sent directly to the same engine');
+  printHeader(
+    `bench:sql — POST /sql/execute against the same statement sent directly to the same engine (API client: ${CLIENT})`,
+  );
   const s = await startBenchStack();
   defer('engines', async () => {
     // Stopped through their workflows first: a killed engine would be restarted while the worker runs.
@@ -209,7 +314,7 @@ runBench('sql', 1200, async () => {
     const n = await killDrivers(s.config.DRIVER_DIR);
     if (n) console.log(`  killed ${n} leftover engine process group(s)`);
   });
-  const figures: Record<string, unknown> = {};
+  const figures: Record<string, unknown> = { client: CLIENT };
   for (const engine of ENGINES) {
     if (engine === 'TRINO' && !existsSync(path.join(s.config.TRINO_HOME, 'bin', 'launcher'))) {
       console.log('\n## TRINO: not installed (scripts/setup.sh without SKIP_TRINO=1); skipped');
