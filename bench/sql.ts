@@ -7,18 +7,23 @@
 //     the CPU ms a statement cost this process, the MongoDB-protocol server and Temporal on each side
 // Targets: overhead p50 < 5 ms and p99 < 20 ms; 100,000 rows at ≥ 90 % of direct; 8 clients at ≥ 90 %.
 //
+// The API runs as its own process, as deployed (BENCH_API=in-process puts it in this process, beside both
+// sides' clients, as before 2026-11-27): in one process the API's JSON writing and its client's reading share
+// one event loop with the direct side's client, which no deployment does.
+//
 // The API's client here is node:http with a keep-alive Agent (one socket per concurrent caller): what is
 // measured is the API's cost, and on two cores every CPU ms this process spends is taken from the engine.
 // undici's fetch (Node's global fetch) cost 0.7-2.5 ms more CPU a call than node:http here (0.8 ms against
 // bench/sql-api-cpu.ts's stand-in at 40/s), which the direct side never pays. BENCH_CLIENT=fetch brings it back.
 //
-//   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (5), BENCH_SECONDS (10),
+//   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (9), BENCH_SECONDS (10),
 //                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (15 s a side), BENCH_CONCURRENT_ROUNDS (4:
 //                              BENCH_SECONDS a side in alternating rounds), BENCH_ENGINES (SPARK_SQL,TRINO),
-//                              BENCH_CLIENT (http | fetch)
+//                              BENCH_CLIENT (http | fetch), BENCH_API (process | in-process)
 //   BENCH_CPU_PROFILE=<dir>    writes a V8 CPU profile of this process over the API's measured concurrent phase
 //                              (<dir>/sql-<engine>.cpuprofile; summarise with `npx tsx bench/cpuprofile-summary.ts`).
-//                              The profiler costs CPU itself: take the CPU figures from a run without it.
+//                              The profiler costs CPU itself: take the CPU figures from a run without it. Needs
+//                              BENCH_API=in-process (the API's code runs here only then).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session } from 'node:inspector/promises';
@@ -36,7 +41,7 @@ import { startBenchStack, type BenchStack } from './stack';
 
 const N = envInt('BENCH_N', 300);
 const WARMUP = envInt('BENCH_WARMUP', 30);
-const ROWS_RUNS = envInt('BENCH_ROWS_RUNS', 5);
+const ROWS_RUNS = envInt('BENCH_ROWS_RUNS', 9);
 const SECONDS = envInt('BENCH_SECONDS', 10);
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
 const CONCURRENT_WARMUP = envInt('BENCH_CONCURRENT_WARMUP', 15);
@@ -46,6 +51,10 @@ const ENGINES = (process.env.BENCH_ENGINES ?? 'SPARK_SQL,TRINO').split(',') as S
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const CLIENT = process.env.BENCH_CLIENT ?? 'http';
 if (CLIENT !== 'http' && CLIENT !== 'fetch') throw new Error(`BENCH_CLIENT='${CLIENT}': http or fetch`);
+const API = process.env.BENCH_API ?? 'process';
+if (API !== 'process' && API !== 'in-process') throw new Error(`BENCH_API='${API}': process or in-process`);
+if (PROFILE_DIR && API === 'process')
+  throw new Error('BENCH_CPU_PROFILE profiles this process: set BENCH_API=in-process');
 
 /** Runs `fn` under the V8 CPU profiler of this process when BENCH_CPU_PROFILE is set; writes <dir>/<name>.cpuprofile. */
 async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
@@ -144,9 +153,13 @@ async function time(side: Side, statement: string, maxRows: number): Promise<[ms
   return [performance.now() - t0, rows];
 }
 
-/** CPU ms of this process (the API and both sides' clients) and of the store and Temporal servers. */
+/**
+ * CPU ms of this process (both sides' clients, and the API with BENCH_API=in-process), of the API's process
+ * (0 in process), and of the store and Temporal servers.
+ */
 interface Cpu {
   self: number;
+  api: number;
   mongo: number;
   temporal: number;
 }
@@ -157,6 +170,7 @@ function cpuNow(s: BenchStack): Cpu {
   const ms = (address: string, what: string) => (treeTicks(pidsMentioning(port(address), what)) * 1000) / TICKS;
   return {
     self: (u.user + u.system) / 1000,
+    api: s.apiPid ? (treeTicks(s.apiPid) * 1000) / TICKS : 0,
     mongo: ms(s.config.MONGO_URL, 'Launcher.java'),
     temporal: ms(s.config.TEMPORAL_ADDRESS, 'temporal'),
   };
@@ -168,15 +182,22 @@ interface Tally {
   seconds: number;
   cpu: Cpu;
 }
-const NONE: Tally = { done: 0, seconds: 0, cpu: { self: 0, mongo: 0, temporal: 0 } };
+const NONE: Tally = { done: 0, seconds: 0, cpu: { self: 0, api: 0, mongo: 0, temporal: 0 } };
+const plus = (a: Cpu, b: Cpu, sign = 1): Cpu => ({
+  self: a.self + sign * b.self,
+  api: a.api + sign * b.api,
+  mongo: a.mongo + sign * b.mongo,
+  temporal: a.temporal + sign * b.temporal,
+});
 const add = (a: Tally, b: Tally): Tally => ({
   done: a.done + b.done,
   seconds: a.seconds + b.seconds,
-  cpu: { self: a.cpu.self + b.cpu.self, mongo: a.cpu.mongo + b.cpu.mongo, temporal: a.cpu.temporal + b.cpu.temporal },
+  cpu: plus(a.cpu, b.cpu),
 });
 const rateOf = (t: Tally) => t.done / t.seconds;
 const cpuPerStatement = (t: Tally): Cpu => ({
   self: round(t.cpu.self / t.done, 2),
+  api: round(t.cpu.api / t.done, 2),
   mongo: round(t.cpu.mongo / t.done, 2),
   temporal: round(t.cpu.temporal / t.done, 2),
 });
@@ -196,13 +217,7 @@ async function throughput(s: BenchStack, sides: Side[], statement: string, secon
     }),
   );
   const elapsed = (performance.now() - t0) / 1000;
-  const after = cpuNow(s);
-  const cpu = {
-    self: after.self - before.self,
-    mongo: after.mongo - before.mongo,
-    temporal: after.temporal - before.temporal,
-  };
-  return { done, seconds: elapsed, cpu };
+  return { done, seconds: elapsed, cpu: plus(cpuNow(s), before, -1) };
 }
 
 async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<string, unknown>> {
@@ -279,7 +294,7 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
     ['direct', directCpu],
   ] as const)
     console.log(
-      `  CPU ms a statement, ${label.padEnd(6)}: this process ${c.self}, MongoDB-protocol server ${c.mongo}, Temporal ${c.temporal}`,
+      `  CPU ms a statement, ${label.padEnd(6)}: this process ${c.self}, API process ${c.api}, MongoDB-protocol server ${c.mongo}, Temporal ${c.temporal}`,
     );
   printTarget('API / direct statements/s', (100 * apiRate) / directRate, '>', 90, '%');
   return {
@@ -293,8 +308,8 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
     rowsPerSDirect: round(bigDirect, 0),
     concurrentApi: round(apiRate, 1),
     concurrentDirect: round(directRate, 1),
-    concurrentApiCpuMs: round(apiCpu.self + apiCpu.mongo + apiCpu.temporal, 2),
-    concurrentDirectCpuMs: round(directCpu.self + directCpu.mongo + directCpu.temporal, 2),
+    concurrentApiCpuMs: round(apiCpu.self + apiCpu.api + apiCpu.mongo + apiCpu.temporal, 2),
+    concurrentDirectCpuMs: round(directCpu.self + directCpu.api + directCpu.mongo + directCpu.temporal, 2),
     concurrentApiCpu: apiCpu,
     concurrentDirectCpu: directCpu,
   };
@@ -302,9 +317,9 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
 
 runBench('sql', 1200, async () => {
   printHeader(
-    `bench:sql — POST /sql/execute against the same statement sent directly to the same engine (API client: ${CLIENT})`,
+    `bench:sql — POST /sql/execute against the same statement sent directly to the same engine (API: ${API}, its client: ${CLIENT})`,
   );
-  const s = await startBenchStack();
+  const s = await startBenchStack({ api: API });
   defer('engines', async () => {
     // Stopped through their workflows first: a killed engine would be restarted while the worker runs.
     for (const type of ENGINES) {
@@ -314,7 +329,7 @@ runBench('sql', 1200, async () => {
     const n = await killDrivers(s.config.DRIVER_DIR);
     if (n) console.log(`  killed ${n} leftover engine process group(s)`);
   });
-  const figures: Record<string, unknown> = { client: CLIENT };
+  const figures: Record<string, unknown> = { api: API, client: CLIENT };
   for (const engine of ENGINES) {
     if (engine === 'TRINO' && !existsSync(path.join(s.config.TRINO_HOME, 'bin', 'launcher'))) {
       console.log('\n## TRINO: not installed (scripts/setup.sh without SKIP_TRINO=1); skipped');

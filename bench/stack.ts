@@ -26,6 +26,8 @@ export interface BenchStack {
   url: string;
   /** The in-process worker, when the stack has a replaced adapter; otherwise the worker is a child process. */
   worker?: Worker;
+  /** The API's process id, when it runs as its own process. */
+  apiPid?: number;
 }
 
 export interface BenchStackOptions {
@@ -35,6 +37,8 @@ export interface BenchStackOptions {
   env?: Record<string, string>;
   /** Data in files, as `npm start` keeps it (Temporal's SQLite, the MongoDB-protocol server's MVStore). */
   persistent?: boolean;
+  /** The API in this process (default) or as its own process, as deployed (testkit/stack.ts). */
+  api?: 'in-process' | 'process';
 }
 
 /** A tiny PYTHON program, the main resource of the jobs the benchmarks submit (it never runs with the recording adapter). */
@@ -83,6 +87,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     // A replaced adapter has to live in this process: the worker runs here, beside the API. Otherwise, as
     // deployed, the worker is its own process, so API and worker do not share an event loop.
     worker: opts.adapterFor ? 'in-process' : 'process',
+    api: opts.api,
     bundle,
     adapterFor: opts.adapterFor,
     workerOptions: opts.adapterFor ? workerOverrides() : undefined,

@@ -1,7 +1,7 @@
 // Service start-up for a test or a benchmark: configuration, MongoDB and Temporal clients, the real API on
 // a free port (startApi, as api/main.ts runs it) and the worker, against servers already running
-// (testkit/servers.ts). The worker runs in this process (so a test can replace the cluster adapter) or as
-// its own process, as deployed.
+// (testkit/servers.ts). The worker and the API run in this process (so a test can replace the cluster
+// adapter) or each as its own process, as deployed.
 import type { Client } from '@temporalio/client';
 import {
   DefaultLogger,
@@ -22,7 +22,8 @@ import { connectStore, prepareStore, type Store } from '../lib/mongo';
 import { connectTemporal } from '../lib/temporal';
 import { stopProc, type ServiceRunner } from '../scripts/services';
 import { createWorker } from '../worker/worker';
-import { spawnService, waitForPoller } from './processes';
+import { spawnService, waitForHealth, waitForPoller } from './processes';
+import { freePort } from './servers';
 
 export interface StackOptions {
   temporalAddress: string;
@@ -45,7 +46,12 @@ export interface StackOptions {
   adapterFor?: (clusterName: string) => Promise<ClusterAdapter>;
   /** Extra Temporal worker options of an in-process worker. */
   workerOptions?: Partial<WorkerOptions>;
-  /** How a worker process runs (default tsx). */
+  /**
+   * in-process (default): the API in this process (a test can read its deps); process: api/main.ts as its
+   * own process, as deployed, so the API and this process's clients do not share an event loop.
+   */
+  api?: 'in-process' | 'process';
+  /** How a worker or API process runs (default tsx). */
   runner?: ServiceRunner;
 }
 
@@ -57,6 +63,8 @@ export interface Stack {
   url: string;
   /** The in-process worker, if any. */
   worker?: Worker;
+  /** The API's process id when it runs as its own process. */
+  apiPid?: number;
   /** Stops the worker, the API and the clients; every step runs even if an earlier one failed. */
   stop(): Promise<void>;
 }
@@ -123,8 +131,28 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     steps.push(['temporal client', () => temporal.connection.close()]);
     // Runs after the worker and the API have stopped (steps run in reverse).
     steps.push(['workflows left running', () => terminateOpenWorkflows(temporal, config.TASK_QUEUE)]);
-    const api = await startApi({ config, store, temporal, port: 0, host: '127.0.0.1', adapterFor: o.adapterFor });
-    steps.push(['api', () => api.close()]);
+    let url: string;
+    let apiPid: number | undefined;
+    if (o.api === 'process') {
+      if (o.adapterFor) throw new Error('a replaced adapter needs the API in this process');
+      const apiEnv = {
+        ...env,
+        API_PORT: String(await freePort()),
+        LIVY_PORT: String(await freePort()),
+        CONNECT_PORT: '0',
+        LOG_LEVEL: env.LOG_LEVEL ?? 'warn',
+      };
+      const logFile = path.join(o.dir, 'api.log');
+      const child = spawnService('api', o.runner ?? 'tsx', apiEnv, logFile);
+      steps.push(['api process', () => stopProc(child)]);
+      url = `http://127.0.0.1:${apiEnv.API_PORT}/api/v1`;
+      apiPid = child.pid;
+      await waitForHealth(url, child, 120_000, logFile);
+    } else {
+      const api = await startApi({ config, store, temporal, port: 0, host: '127.0.0.1', adapterFor: o.adapterFor });
+      steps.push(['api', () => api.close()]);
+      url = api.url;
+    }
     let worker: Worker | undefined;
     if ((o.worker ?? 'in-process') === 'in-process') {
       const w = await createWorker(config, store, {
@@ -153,7 +181,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       steps.push(['worker process', () => stopProc(child)]);
       await waitForPoller(temporal, config, child, 60_000, logFile);
     }
-    return { config, store, temporal, url: api.url, worker, stop };
+    return { config, store, temporal, url, worker, apiPid, stop };
   } catch (e) {
     await stop();
     throw e;
