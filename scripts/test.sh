@@ -45,6 +45,8 @@ export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 npx vitest run --reporter=default --reporter=json --outputFile.json="$out/vitest.json" 2>&1 |
   node scripts/log-guard.mjs --allow vitest
 rc=${PIPESTATUS[0]}
+# Kept after the run (the temp folder goes): each file's duration, to compare the suite's time between runs.
+mkdir -p test-output && cp "$out/vitest.json" test-output/vitest.json 2>/dev/null || true
 # Last, one plain line with both runners' counts (scripts/test-summary.mjs says why).
 node scripts/test-summary.mjs "$out/runner.log" "$out/vitest.json"
 exit "$rc"
