@@ -18,6 +18,19 @@ export const projection = proxyLocalActivities<Activities>({
   retry: { initialInterval: '100ms', maximumInterval: '5s' },
 });
 
+/**
+ * A group's read-model writes: ordinary activities, retried until MongoDB answers. Not local ones: a query
+ * that comes with a workflow task which also runs local activities makes Core answer it and end the task
+ * before their results reach the workflow; they arrive in the next task, while a replay hands them over in
+ * the same one. The group decides right after its writes (continue as new, cancelling its watches; end), so
+ * it decided in different tasks live and on replay, and the replay broke (test/integration/group-replay-queries.test.ts).
+ * An activity's result always comes in a task of its own, live and on replay alike.
+ */
+export const groupProjection = proxyActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '100ms', maximumInterval: '5s' },
+});
+
 /** Launching and removing drivers: idempotent, so retried freely; a spec that cannot run is not. */
 const DRIVERS: ActivityOptions = {
   startToCloseTimeout: '10m',

@@ -42,7 +42,7 @@ import { applyGroupPatch, archivedGroup } from '../domain/group-settings';
 import { withReachability, type Unreachable } from '../domain/job-transitions';
 import { GroupState, isTerminal, JobState, JobType } from '../domain/states';
 import type { Job } from '../domain/types';
-import { projection } from './activity-options';
+import { groupProjection } from './activity-options';
 import { InstanceDrivers } from './group-drivers';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
@@ -195,7 +195,11 @@ export class GroupEntity {
     this.reconcile();
   }
 
-  /** Writes what changed: instance jobs first, then the group (whose write releases waiting updates). */
+  /**
+   * Writes what changed, in one activity: instance jobs first, then the group (whose write releases waiting
+   * updates). An ordinary activity, not a local one (activity-options.ts, groupProjection): what the loop
+   * decides after it must be decided in the same workflow task live and on replay.
+   */
   async flush(): Promise<void> {
     const writes = [...this.dirtyJobs].map((jobId) => ({
       jobId,
@@ -204,9 +208,13 @@ export class GroupEntity {
     }));
     this.dirtyJobs.clear();
     const groupWrite = this.groupDirty ? { g: { ...this.group }, v: this.versions.next() } : undefined;
-    await Promise.all(writes.map((w) => projection.projectJob(w.job, w.v)));
+    if (writes.length > 0 || groupWrite) {
+      await groupProjection.projectGroupStep(
+        writes.map((w) => ({ job: w.job, version: w.v })),
+        groupWrite && { group: groupWrite.g, version: groupWrite.v },
+      );
+    }
     if (groupWrite) {
-      await projection.projectGroup(groupWrite.g, groupWrite.v);
       this.projectedOnce = true;
       // A handler that changed the group meanwhile keeps it dirty: its change is written next round.
       if (JSON.stringify(groupWrite.g) === JSON.stringify(this.group)) this.groupDirty = false;

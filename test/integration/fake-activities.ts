@@ -172,6 +172,13 @@ export function readModel() {
       projectJob,
       projectJobEnd,
       projectGroup: async (g: Omit<Group, 'jobs'>, v: number) => write('groups', g.id, g, v),
+      projectGroupStep: async (
+        jobs: { job: Job; version: number }[],
+        group?: { group: Omit<Group, 'jobs'>; version: number },
+      ) => {
+        for (const w of jobs) await projectJob(w.job, w.version);
+        if (group) write('groups', group.group.id, group.group, group.version);
+      },
       projectSchedule: async (s: Omit<Schedule, 'jobs'>, v: number) => write('schedules', s.id, s, v),
       projectResult: async (r: JobInstanceResult) => void results.set(r.jobInstanceId, r),
       projectSqlEngine: (r: SqlEngineRecord, v: number) => projectEngine('sqlEngines', r, v),
