@@ -19,14 +19,16 @@ export const projection = proxyLocalActivities<Activities>({
 });
 
 /**
- * A group's read-model writes: ordinary activities, retried until MongoDB answers. Not local ones: a query
- * that comes with a workflow task which also runs local activities makes Core answer it and end the task
- * before their results reach the workflow; they arrive in the next task, while a replay hands them over in
- * the same one. The group decides right after its writes (continue as new, cancelling its watches; end), so
- * it decided in different tasks live and on replay, and the replay broke (test/integration/group-replay-queries.test.ts).
- * An activity's result always comes in a task of its own, live and on replay alike.
+ * The long-lived entity workflows' read-model writes (a group, an SQL engine, a Spark Connect server):
+ * ordinary activities, retried until MongoDB answers. Not local ones: a query that comes with a workflow task
+ * which also runs local activities (the API's, or the Temporal UI's when an operator opens the workflow) makes
+ * Core answer it and end the task before their results reach the workflow; they arrive in the next task, with
+ * whatever signals came meanwhile, while a replay hands them over in the same task, before those signals. These
+ * workflows decide right after their writes from state their handlers change (continue as new, cancelling
+ * watches; launch unless a stop came), so they decided differently live and on replay, and the replay broke
+ * (test/integration/group-replay-queries.test.ts). An activity's result always comes in a task of its own.
  */
-export const groupProjection = proxyActivities<Activities>({
+export const entityProjection = proxyActivities<Activities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '100ms', maximumInterval: '5s' },
 });

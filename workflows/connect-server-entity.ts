@@ -9,7 +9,7 @@ import {
   type ConnectServerRecord,
   type ConnectServerWorkflowInput,
 } from '../domain/connect';
-import { projection } from './activity-options';
+import { entityProjection } from './activity-options';
 import type { EngineKind } from './engine-entity';
 
 export const CONNECT_SERVER: EngineKind<ConnectServerWorkflowInput, ConnectServerRecord> = {
@@ -32,8 +32,8 @@ export const CONNECT_SERVER: EngineKind<ConnectServerWorkflowInput, ConnectServe
   awaitReady: (sets, { clusterName, startTimeoutMs }, driverId) =>
     sets.engineStart(startTimeoutMs).awaitConnectServerReady(clusterName, driverId, startTimeoutMs),
   search: ({ clusterName }) => ({ clusterName, jobType: 'CONNECT_SERVER' }),
-  project: (record, version) => projection.projectConnectServer(record, version),
-  deleteRecord: (id) => projection.deleteConnectServerRecord(id),
+  project: (record, version) => entityProjection.projectConnectServer(record, version),
+  deleteRecord: (id) => entityProjection.deleteConnectServerRecord(id),
   // Written before the record goes, so the server stream shows the stop (a delete is not streamed).
   writesStop: true,
   text: {

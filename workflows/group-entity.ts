@@ -42,7 +42,7 @@ import { applyGroupPatch, archivedGroup } from '../domain/group-settings';
 import { withReachability, type Unreachable } from '../domain/job-transitions';
 import { GroupState, isTerminal, JobState, JobType } from '../domain/states';
 import type { Job } from '../domain/types';
-import { groupProjection } from './activity-options';
+import { entityProjection } from './activity-options';
 import { InstanceDrivers } from './group-drivers';
 import { setSearch } from './search';
 import { WriteVersions } from './versions';
@@ -197,7 +197,7 @@ export class GroupEntity {
 
   /**
    * Writes what changed, in one activity: instance jobs first, then the group (whose write releases waiting
-   * updates). An ordinary activity, not a local one (activity-options.ts, groupProjection): what the loop
+   * updates). An ordinary activity, not a local one (activity-options.ts, entityProjection): what the loop
    * decides after it must be decided in the same workflow task live and on replay.
    */
   async flush(): Promise<void> {
@@ -209,7 +209,7 @@ export class GroupEntity {
     this.dirtyJobs.clear();
     const groupWrite = this.groupDirty ? { g: { ...this.group }, v: this.versions.next() } : undefined;
     if (writes.length > 0 || groupWrite) {
-      await groupProjection.projectGroupStep(
+      await entityProjection.projectGroupStep(
         writes.map((w) => ({ job: w.job, version: w.v })),
         groupWrite && { group: groupWrite.g, version: groupWrite.v },
       );

@@ -10,7 +10,10 @@
 // No release has been tagged yet (0.1.0): the pre-release patches (fewer-steps-per-task, finish-in-watch,
 // end-keeps-start, finish-before-removal, crash-loop-backoff, delete-while-cleaning) were retired on
 // 2026-11-26 and the fixtures recorded from that day's code. Workflows started by older code do not replay
-// under it: drain or terminate them before deploying it.
+// under it: drain or terminate them before deploying it. On 2026-11-27 the group, SQL engine and Connect
+// server workflows moved their read-model writes from local to ordinary activities (activity-options.ts,
+// entityProjection, says why); the engine fixtures were recorded again, and groups, SQL engines and Connect
+// servers started before that do not replay: stop them before deploying.
 
 /** The patches in force: id, the date it was added, and the release whose histories it keeps replayable. */
 export const PATCHES: readonly { id: string; since: string; release: string }[] = [];

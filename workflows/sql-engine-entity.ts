@@ -8,7 +8,7 @@ import {
   type SqlEngineRecord,
   type SqlEngineWorkflowInput,
 } from '../domain/sql-engine';
-import { projection } from './activity-options';
+import { entityProjection } from './activity-options';
 import type { EngineKind } from './engine-entity';
 
 export const SQL_ENGINE: EngineKind<SqlEngineWorkflowInput, SqlEngineRecord> = {
@@ -34,8 +34,8 @@ export const SQL_ENGINE: EngineKind<SqlEngineWorkflowInput, SqlEngineRecord> = {
   awaitReady: (sets, { clusterName, type, startTimeoutMs }, driverId) =>
     sets.engineStart(startTimeoutMs).awaitEngineReady(clusterName, driverId, type, startTimeoutMs),
   search: ({ clusterName }, record) => ({ clusterName, sqlEngine: record.id, jobType: 'SQL_ENGINE' }),
-  project: (record, version) => projection.projectSqlEngine(record, version),
-  deleteRecord: (id) => projection.deleteSqlEngineRecord(id),
+  project: (record, version) => entityProjection.projectSqlEngine(record, version),
+  deleteRecord: (id) => entityProjection.deleteSqlEngineRecord(id),
   // The record just goes: the engines' list is read, not streamed.
   writesStop: false,
   text: {
