@@ -33,6 +33,9 @@ describe('SQL engine and Connect server workflows recorded from the baseline cod
     expect(started?.workflowType?.name).toBe(
       file.startsWith('sqlengine') ? 'sqlEngineWorkflow' : 'connectServerWorkflow',
     );
+    // No local activity (their results can reach the workflow in another task live than on replay:
+    // workflows/activity-options.ts, entityProjection).
+    expect(history.events.filter((e) => e.markerRecordedEventAttributes).length).toBe(0);
     // The bundle of the test run: today's workflows with today's interceptor modules (test/global-setup.ts).
     await Worker.runReplayHistory({ workflowBundle: { codePath: inject('bundlePath') } }, history, file);
   });
