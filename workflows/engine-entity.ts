@@ -152,9 +152,11 @@ export class EngineEntity<I extends EngineInput<R>, R extends EngineRecord> {
     this.used();
     const { state } = this.record;
     if (state === EngineState.FAILED) this.relaunch = true;
-    if (force && state === EngineState.STARTING && this.launchScope) {
+    // A force on a STARTING engine starts a new generation, whether its launch is under way or its record is
+    // still being written (launch() then launches nothing for the old one).
+    if (force && state === EngineState.STARTING) {
       this.relaunch = true;
-      this.launchScope.cancel();
+      this.launchScope?.cancel();
     }
     if (wait) await condition(() => this.settled() || this.stopReason !== undefined);
     if (this.stopReason !== undefined) {
@@ -222,6 +224,7 @@ export class EngineEntity<I extends EngineInput<R>, R extends EngineRecord> {
   private async launch(): Promise<void> {
     const generation = this.record.generation + 1;
     const driverId = this.kind.driverId(this.input, generation);
+    this.relaunch = false;
     await this.write({
       state: EngineState.STARTING,
       generation,
@@ -232,9 +235,9 @@ export class EngineEntity<I extends EngineInput<R>, R extends EngineRecord> {
     });
     // A new driver: any worker may launch it (it answers with its host).
     this.host = undefined;
-    this.relaunch = false;
-    // A stop that came during the write: step() stops next, with nothing launched.
-    if (this.stopReason !== undefined) return;
+    // A stop or a force that came during the write: step() stops next, or launches the next generation, with
+    // nothing launched for this one.
+    if (this.stopReason !== undefined || this.relaunch) return;
     const scope = new CancellationScope();
     this.launchScope = scope;
     let endpoint: EngineEndpoint | undefined;

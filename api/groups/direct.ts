@@ -48,7 +48,11 @@ export class DirectChannel {
   async execute(groupId: string, req: RunnerRequest): Promise<RunnerResponse | undefined> {
     const tried = new Set<string>();
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const target = this.pick(await this.endpoints(groupId, attempt > 0), tried);
+      // A retry takes another instance of the list it has; only when none is left does it wait for the workflow's
+      // answer, which can take seconds while the group is busy replacing the driver that just failed.
+      const target =
+        this.pick(await this.endpoints(groupId, false), tried) ??
+        (attempt > 0 ? this.pick(await this.endpoints(groupId, true), tried) : undefined);
       if (!target) return undefined;
       tried.add(target.endpoint);
       try {
