@@ -48,6 +48,10 @@ const METRICS = [
   'spark_schedule_fire_delay_seconds_count{',
 ];
 
+/** Hour boundaries (the retention schedule's `every: '1h'` firings) strictly after `from`, up to `to`. */
+const HOUR_MS = 3_600_000;
+const hoursCrossed = (from: number, to: number) => Math.floor(to / HOUR_MS) - Math.floor(from / HOUR_MS);
+
 export interface ScaleChaosOptions {
   /** How long the job on host-b runs (it must outlive its host's absence); host-a's jobs run half as long. */
   jobSeconds: number;
@@ -98,8 +102,11 @@ export interface ScaleChaosReport {
   counted: { executions: [number, number]; statements: [number, number]; scheduled: [number, number] };
   /** The retention schedule's action's task queue (the shared one: one sweep per period, not one per worker). */
   retentionQueue: string;
-  /** Sweeps the retention schedule started (one at its creation, then one an hour) and worker processes started. */
-  retention: { runs: number; workerStarts: number };
+  /**
+   * Sweeps the retention schedule started (one at its creation, then one on each hour) and worker processes
+   * started; `expectedRuns`: 1 and one per hour boundary the run crossed since the schedule's creation.
+   */
+  retention: { runs: number; expectedRuns: number; workerStarts: number };
   executions?: ExecutionCheck & { hosts: string[] };
   statements?: StatementCheck;
   schedule?: ScheduleCheck;
@@ -280,7 +287,11 @@ export async function runScaleChaos(bed: ScaleOut, o: ScaleChaosOptions): Promis
     metrics,
     counted,
     retentionQueue: sched.action.type === 'startWorkflow' ? sched.action.taskQueue : '',
-    retention: { runs: sched.info.numActionsTaken, workerStarts: bed.workers.length },
+    retention: {
+      runs: sched.info.numActionsTaken,
+      expectedRuns: 1 + hoursCrossed(sched.info.createdAt.getTime(), Date.now()),
+      workerStarts: bed.workers.length,
+    },
     ...(executions ? { executions: { ...executions, hosts: await groupHosts() } } : {}),
     ...(statements ? { statements } : {}),
     ...(scheduled ? { schedule: scheduled } : {}),
@@ -507,7 +518,7 @@ export async function scaleChaosMain(): Promise<void> {
   counted        api-1 / store: ${Object.entries(r.counted)
     .map(([k, [a, b]]) => `${k} ${a}/${b}`)
     .join(', ')}
-  retention      one schedule, on ${r.retentionQueue}: ${r.retention.runs} run(s) for ${r.retention.workerStarts} worker starts
+  retention      one schedule, on ${r.retentionQueue}: ${r.retention.runs} run(s) (expected ${r.retention.expectedRuns}) for ${r.retention.workerStarts} worker starts
   executions     ${ex.submitted} submitted (${ex.sync} sync), ${ex.succeeded} ok, ${ex.failedClearly} failed with a message, ${ex.lost} lost, ${ex.duplicated} run twice, ${ex.doubleResults} with two results, ${ex.cut} cut; instances on ${ex.hosts.join(', ')}
   statements     ${st.sent} sent, ${st.ok} right, ${st.failedClearly} failed with a message, ${st.lost} lost, ${st.cut} cut
   schedule       ${sc.jobs.length} job(s) for ${sc.ticks} tick(s), ${sc.actionsTaken} run(s) started; ${sc.seenOnOther} seen through api-2; ${sc.jobs.map((j) => `${j.state}@${j.host ?? '?'}`).join(', ')}${sc.unmatched.length ? `; UNMATCHED ${sc.unmatched.join(', ')}` : ''}${

@@ -122,6 +122,10 @@ describe('two hosts, three workers, two APIs', () => {
     for (const [what, [counted, stored]] of Object.entries(report.counted)) expect(counted, what).toBe(stored);
     // One retention sweep per period: one schedule, on the shared queue, run once for four worker starts.
     expect(report.retentionQueue).toBe(bed!.config.TASK_QUEUE);
-    expect(report.retention).toEqual({ runs: 1, workerStarts: 4 });
+    // One at its creation and one on each hour boundary the run crossed (a run across 09:00 UTC saw two; the
+    // last one may still be on its way), never one per worker start.
+    expect(report.retention.workerStarts).toBe(4);
+    expect(report.retention.runs).toBeGreaterThanOrEqual(1);
+    expect(report.retention.runs).toBeLessThanOrEqual(report.retention.expectedRuns);
   }, 420_000);
 });
