@@ -9,6 +9,7 @@
 // engine through both (bench/chaos-sql.ts); with `schedule`, a schedule created through api-1, its jobs read
 // and it paused through api-2. The APIs' metrics are read while both live until they agree, and api-1's
 // counts at the end against the store. Used by test/e2e/scale-out.test.ts (short) and `npm run chaos -- --scale`.
+// Over 300 lines on purpose: one scripted scenario whose steps read in order, and the report its test checks.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { io as ioClient } from 'socket.io-client';
 import os from 'node:os';
