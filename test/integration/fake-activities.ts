@@ -16,6 +16,8 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
   const drivers = new Map<string, DriverStatus>();
   const launches: DriverSpec[] = [];
   const removed: string[] = [];
+  /** Driver ids whose launch activity has begun (a slow one is still under way until launched() says so). */
+  const begun = new Set<string>();
   /** Job ids whose BUSY record the watch activity wrote (watchJobDriver). */
   const busyWrites: string[] = [];
   /** Job ids whose FINISHED record the watch activity wrote (watchJobDriver with a finish version). */
@@ -36,6 +38,7 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
       starting?: { job: Job; version: number },
     ): Promise<DriverStatus> {
       if (starting) await read.projectJob(starting.job, starting.version);
+      begun.add(spec.driverId);
       const delay = launchDelay.get(spec.driverId);
       if (delay) await new Promise((r) => setTimeout(r, delay));
       const err = launchErrors.get(spec.driverId)?.shift();
@@ -111,6 +114,7 @@ export function fakeCluster(initial: DriverStatus = { phase: 'RUNNING' }) {
     busyWrites,
     finishWrites,
     launched: (driverId: string) => launches.some((l) => l.driverId === driverId),
+    launchBegun: (driverId: string) => begun.has(driverId),
     set: (driverId: string, phase: Phase, extra: Partial<DriverStatus> = {}) =>
       drivers.set(driverId, { phase, ...extra }),
     failLaunch: (driverId: string, ...errors: Error[]) => launchErrors.set(driverId, errors),

@@ -206,6 +206,8 @@ describe('SQL engine workflow', () => {
     cluster.slowLaunch(e.driver(1), 1_500);
     await e.ensure(noWait);
     await eventually(() => e.record()?.driverId === e.driver(1), 20_000, 'generation 1 STARTING');
+    // Its record is written before its launch begins: wait for the launch (a force before it launches nothing).
+    await eventually(() => cluster.launchBegun(e.driver(1)), 20_000, 'generation 1 launch under way');
     const forced = e.ensure({ force: true, wait: true });
     await eventually(() => cluster.launched(e.driver(2)), 20_000, 'generation 2');
     // The slow launch of generation 1 has come back by now; it must not have left a driver running.
