@@ -73,9 +73,6 @@ export function createProjection(store: Store) {
     return { written, kept };
   }
 
-  const writeGroup = (group: Omit<Group, 'jobs'>, version: number) =>
-    upsertVersioned(store.col(Collections.groups), group.id, version, { ...group, tagMap: tagMap(group.tags) });
-
   return {
     async projectJob(job: Job, version: number): Promise<boolean> {
       return (await writeJob(job, version)).written;
@@ -104,9 +101,6 @@ export function createProjection(store: Store) {
     async projectJobEnd(job: Job, version: number): Promise<KeptStart> {
       return (await writeJob(job, version)).kept;
     },
-    async projectGroup(group: Omit<Group, 'jobs'>, version: number): Promise<boolean> {
-      return writeGroup(group, version);
-    },
     /**
      * What one step of a group workflow changed, in one task: its instances' jobs, then the group record (whose
      * write releases the updates waiting on it, so a reader who sees the group sees its jobs too).
@@ -116,7 +110,10 @@ export function createProjection(store: Store) {
       group?: { group: Omit<Group, 'jobs'>; version: number },
     ): Promise<void> {
       await Promise.all(jobs.map((w) => writeJob(w.job, w.version)));
-      if (group) await writeGroup(group.group, group.version);
+      if (group) {
+        const g = group.group;
+        await upsertVersioned(store.col(Collections.groups), g.id, group.version, { ...g, tagMap: tagMap(g.tags) });
+      }
     },
     async projectSchedule(schedule: Omit<Schedule, 'jobs'>, version: number): Promise<boolean> {
       return upsertVersioned(store.col(Collections.schedules), schedule.id, version, {

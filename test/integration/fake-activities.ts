@@ -175,7 +175,6 @@ export function readModel() {
     activities: {
       projectJob,
       projectJobEnd,
-      projectGroup: async (g: Omit<Group, 'jobs'>, v: number) => write('groups', g.id, g, v),
       projectGroupStep: async (
         jobs: { job: Job; version: number }[],
         group?: { group: Omit<Group, 'jobs'>; version: number },

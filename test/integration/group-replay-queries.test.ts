@@ -12,6 +12,7 @@ import { instanceDriverId } from '../../domain/group';
 import { directEndpointsQuery, groupQuery, instanceReadySignal, instanceStateSignal } from '../../workflows/group';
 import { fakeCluster } from './fake-activities';
 import { groupTools } from './group-fixture';
+import { sleep } from '../../testkit/wait';
 import { eventually, startWorkflowEnv, type WorkflowTestEnv } from './workflow-env';
 
 const cluster = fakeCluster({ phase: 'RUNNING' });
@@ -19,7 +20,6 @@ let t: WorkflowTestEnv;
 const g = groupTools(() => t, cluster);
 const QUERY_LOOPS = 6;
 const ROUNDS = 8;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   // Writes that take a few milliseconds, as MongoDB's do under load: the window in which a query lands.
