@@ -63,6 +63,8 @@ export class GroupEntity {
   private groupDirty: boolean;
   private projectedOnce: boolean;
   private tick = 0;
+  /** `tick` when step() last ended: a change after it (during the write, say) is one the loop has not seen. */
+  private steppedAt = 0;
   private readonly drivers: InstanceDrivers;
   /** Instances whose cluster does not answer: since when, and the error they showed before. */
   private readonly unreachable = new Map<string, Unreachable>();
@@ -193,6 +195,7 @@ export class GroupEntity {
       log.info('pausing idle group', { groupId: this.group.id, idleFor: Date.now() - this.lastActivity });
     }
     this.reconcile();
+    this.steppedAt = this.tick;
   }
 
   /**
@@ -234,7 +237,9 @@ export class GroupEntity {
 
   /** Waits until something happens, or until the group may have become idle long enough to pause. */
   async waitForChange(): Promise<void> {
-    const seen = this.tick;
+    // Since the step, not since now: a handler that ran while flush() wrote (a wake, say) changed what step()
+    // would decide, and nothing else would wake the loop for it.
+    const seen = this.steppedAt;
     const woken = () => this.tick !== seen || this.drivers.events.length > 0 || !this.settledWrites();
     const now = Date.now();
     const waits = [pauseCheckIn(this.idleView(), now), this.replaceIn(now)].filter((w) => w !== undefined);

@@ -350,8 +350,13 @@ class IndexedOplog implements Oplog {
     private final java.util.ArrayDeque<Document> toRemove = new java.util.ArrayDeque<>();
     /** Held for each change of the persisted collection: an append's add, the trimmer's one removal. */
     private final Object fileLock = new Object();
-    /** Parked getMores (see park), woken by the next append. Guarded by appendLock. */
-    private final List<Runnable> waiters = new ArrayList<>();
+    /**
+     * Parked getMores (see park) and the namespace of each one's stream, woken by the next append to that
+     * namespace (MongoDB too holds a change stream's getMore through writes its stream does not see). Waking
+     * every stream on any write made each idle stream of a shared server ask again at the pace of other
+     * databases' writes. Guarded by appendLock.
+     */
+    private final Map<Runnable, String> waiters = new java.util.LinkedHashMap<>();
     private final java.util.UUID ui = java.util.UUID.randomUUID();
 
     @SuppressWarnings("unchecked")
@@ -447,8 +452,13 @@ class IndexedOplog implements Oplog {
                 }
                 index.put(ts(e).getValue(), e);
             }
-            for (Runnable wake : waiters) wake.run();
-            waiters.clear();
+            java.util.Set<String> written = new java.util.HashSet<>();
+            for (Document e : entries) written.add((String) e.get(NS));
+            waiters.entrySet().removeIf(w -> {
+                if (written.stream().noneMatch(ns -> matchesNamespace(ns, w.getValue()))) return false;
+                w.getKey().run();
+                return true;
+            });
             sinceTrim += entries.size();
             if (sinceTrim >= TRIM_EVERY) {
                 sinceTrim = 0;
@@ -579,7 +589,7 @@ class IndexedOplog implements Oplog {
         };
         synchronized (appendLock) {
             if (cursor.hasUnread()) return false;
-            waiters.add(wake);
+            waiters.put(wake, cursor.namespace);
         }
         timer.set(loop.schedule(() -> {
             synchronized (appendLock) {

@@ -166,9 +166,15 @@ describe('change streams', () => {
     feed.subscribe((e) => seen.push(e));
     await new Promise((r) => setTimeout(r, 500));
 
-    // Idle: a server that answered at once would see a getMore every 20 ms (about 125 in 2.5 s).
+    // Idle: a server that answered at once would see a getMore every 20 ms (about 125 in 2.5 s). Writes to
+    // another database (other test files share this server) do not wake it either: about 50 of them here.
     const before = started.size;
-    await new Promise((r) => setTimeout(r, 2_500));
+    const elsewhere = client.db('change-stream-await-elsewhere').collection('jobs');
+    const until = Date.now() + 2_500;
+    for (let i = 0; Date.now() < until; i++) {
+      await elsewhere.insertOne({ _id: i } as Document);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     expect(started.size - before).toBeLessThanOrEqual(5);
 
     // A write reaches the subscriber through the getMore that was already waiting on the server.

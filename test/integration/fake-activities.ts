@@ -137,6 +137,8 @@ export function readModel() {
   const deletedEngines = new Set<string>();
   const versions = new Map<string, number>();
   const results = new Map<string, JobInstanceResult>();
+  /** While set, every group write waits for it (holdGroupWrites). */
+  let groupGate: Promise<void> | undefined;
   function write<T>(kind: keyof typeof writes, id: string, doc: T, version: number): boolean {
     const key = `${kind}/${id}`;
     if ((versions.get(key) ?? 0) >= version) return false;
@@ -179,6 +181,7 @@ export function readModel() {
         jobs: { job: Job; version: number }[],
         group?: { group: Omit<Group, 'jobs'>; version: number },
       ) => {
+        if (groupGate) await groupGate;
         for (const w of jobs) await projectJob(w.job, w.version);
         if (group) write('groups', group.group.id, group.group, group.version);
       },
@@ -188,6 +191,15 @@ export function readModel() {
       deleteSqlEngineRecord: (id: string) => deleteEngine('sqlEngines', id),
       projectConnectServer: (r: ConnectServerRecord, v: number) => projectEngine('connectServers', r, v),
       deleteConnectServerRecord: (id: string) => deleteEngine('connectServers', id),
+    },
+    /** Holds every group write (projectGroupStep) until the returned function is called. */
+    holdGroupWrites(): () => void {
+      let release!: () => void;
+      groupGate = new Promise<void>((r) => (release = r));
+      return () => {
+        groupGate = undefined;
+        release();
+      };
     },
     job: (id: string) => last(writes.jobs, id),
     jobStates: (id: string) => (writes.jobs.get(id) ?? []).map((j) => j.state),

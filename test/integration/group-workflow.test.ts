@@ -139,6 +139,26 @@ describe('group workflow', () => {
     expect((await h.query(groupQuery)).paused).toBe(false);
   });
 
+  it('a wake that comes while the loop writes is not lost: the drivers start once the write ends', async () => {
+    const { id, h } = await g.start({ scale: 1, autoPause: true }, { idlePauseMs: 1_000 });
+    await g.liveAre(id, [`${id}-1`]);
+    await g.ready(h, `${id}-1`);
+    await eventually(async () => (await h.query(groupQuery)).paused, 20_000, 'paused');
+    await eventually(() => cluster.removed.includes(instanceDriverId(`${id}-1`)), 20_000, 'paused driver removed');
+
+    // An update makes the loop write; the wake arrives while that write is under way.
+    const release = cluster.read.holdGroupWrites();
+    const updated = h.executeUpdate(updateGroupUpdate, { args: [{ description: 'while writing' }] });
+    const writing = async () =>
+      (await h.describe()).raw.pendingActivities?.some((a) => a.activityType?.name === 'projectGroupStep');
+    await eventually(writing, 20_000, 'write begun');
+    await h.signal(wakeSignal);
+    release();
+    await updated;
+    await g.liveAre(id, [`${id}-2`]);
+    expect((await h.query(groupQuery)).paused).toBe(false);
+  });
+
   it('archive stops every instance and ends the workflow', async () => {
     const { id, h } = await g.start({ scale: 2 });
     await g.liveAre(id, [`${id}-1`, `${id}-2`]);
