@@ -14,8 +14,8 @@
 // server workflows moved their read-model writes from local to ordinary activities (activity-options.ts,
 // entityProjection, says why); the engine fixtures were recorded again, and groups, SQL engines and Connect
 // servers started before that do not replay: stop them before deploying. On 2026-11-27 (later) the group loop
-also steps again after a change that came while it wrote (group-entity.ts, steppedAt): a group whose history
-has a wake or a signal of a starting driver during a write may not replay under older code, nor the reverse.
+// also steps again after a change that came while it wrote (group-entity.ts, steppedAt): a group whose history
+// has a wake or a signal of a starting driver during a write may not replay under older code, nor the reverse.
 
 /** The patches in force: id, the date it was added, and the release whose histories it keeps replayable. */
 export const PATCHES: readonly { id: string; since: string; release: string }[] = [];
