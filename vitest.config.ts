@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import DurationSequencer from './test/sequencer';
 
 // Integration files are light and mostly wait (backoffs, timeouts, Temporal): they run side by side, one per two
 // cores, at least 2 and up to 4 (INTEGRATION_WORKERS overrides). Measured on 2 cores (2026-11-27, 43 files): with
@@ -21,6 +22,8 @@ export default defineConfig({
     // when the test fails: a passing run's log is the reporter's alone (test/setup-logs.ts routes the
     // service's logs through the console). `--silent=false` shows everything.
     silent: 'passed-only',
+    // Longest files first, from vitest's cache or test/durations.json (test/sequencer.ts says why).
+    sequence: { sequencer: DurationSequencer },
     projects: [
       // No servers: pure functions and single modules.
       {
