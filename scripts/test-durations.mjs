@@ -12,5 +12,5 @@ const out = {};
 for (const f of report.testResults.toSorted((a, b) => a.name.localeCompare(b.name))) {
   out[path.relative(root, f.name).replace(/^.*?(?=test\/)/, '')] = Math.round((f.endTime - f.startTime) / 100) / 10;
 }
-writeFileSync(path.join(root, 'test', 'durations.json'), `${JSON.stringify(out, null, 1)}\n`);
+writeFileSync(path.join(root, 'test', 'durations.json'), `${JSON.stringify(out, null, 2)}\n`);
 process.stdout.write(`test/durations.json: ${Object.keys(out).length} files\n`);
