@@ -1,64 +1,20 @@
 // The change streams under every job, result and SQL history stream: the MongoDB-protocol server's oplog
 // (scripts/mongo/Launcher.java) and the API's ChangeFeed (api/streams/feed.ts). Subscribers are promised
 // every state in order, across a restart of the server, and a clear answer when history is gone.
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { MongoClient, type Document } from 'mongodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { ChangeFeed, FeedHub, type FeedEvent } from '../../api/streams/feed';
 import { Collections } from '../../lib/mongo';
-import { ROOT } from '../../lib/config';
-import { serverCommands, startLogged, waitForPort } from '../../scripts/services';
 import { eventually } from '../harness';
-import { freePort } from '../../testkit/servers';
 import { startStack } from '../../testkit/stack';
+import { ownMongo } from './own-mongo';
 
-const stackDir = process.env.STACK_DIR ?? path.join(ROOT, '.stack');
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
-
-/** A mongo-java-server of this test's own (persistent), with extra environment for the launcher. */
-async function ownMongo(env: Record<string, string> = {}) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'oplog-'));
-  const port = await freePort();
-  const cmd = serverCommands({
-    stackDir,
-    dataDir: dir,
-    logDir: dir,
-    persistent: true,
-    temporalPort: 0,
-    temporalUiPort: 0,
-    mongoPort: port,
-  }).mongo;
-  let proc: ChildProcess | undefined;
-  const start = async () => {
-    const saved = { ...process.env };
-    Object.assign(process.env, env);
-    proc = startLogged(cmd.cmd, cmd.args, path.join(dir, 'mongo.log'));
-    process.env = saved;
-    await waitForPort(port, 60_000, proc, 'mongo-java-server');
-  };
-  const kill = async () => {
-    if (!proc || proc.exitCode !== null) return;
-    const gone = new Promise((r) => proc!.once('exit', r));
-    proc.kill('SIGKILL');
-    await gone;
-  };
-  await start();
-  const client = await MongoClient.connect(`mongodb://127.0.0.1:${port}/?directConnection=true`, {
-    serverSelectionTimeoutMS: 30_000,
-  });
-  cleanups.push(async () => {
-    await client.close().catch(() => undefined);
-    await kill();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { client, start, kill, url: `mongodb://127.0.0.1:${port}/?directConnection=true`, dir };
-}
 
 interface SseEvent {
   id?: string;
@@ -190,7 +146,7 @@ describe('change streams', () => {
   });
 
   it('go on after the last event delivered when the server restarts: nothing written meanwhile is missed', async () => {
-    const mongo = await ownMongo();
+    const mongo = await ownMongo(cleanups);
     const col = mongo.client.db('t').collection<Document>('jobs');
     const feed = new ChangeFeed(col, 'jobs');
     cleanups.push(() => feed.close());
@@ -210,7 +166,7 @@ describe('change streams', () => {
   });
 
   it('keep every acknowledged write across a kill -9 of the server, the last one included', async () => {
-    const mongo = await ownMongo();
+    const mongo = await ownMongo(cleanups);
     const col = mongo.client.db('t').collection<Document>('acked');
     // Back to back: the last ones were acknowledged within the same millisecond or two as the kill.
     for (let i = 0; i < 200; i++) await col.replaceOne({ _id: `w${i}` } as Document, { i }, { upsert: true });
@@ -221,7 +177,7 @@ describe('change streams', () => {
   });
 
   it('answer ChangeStreamHistoryLost (286) for a resume token older than the trimmed oplog', async () => {
-    const mongo = await ownMongo({ OPLOG_MAX_ENTRIES: '100' });
+    const mongo = await ownMongo(cleanups, { env: { OPLOG_MAX_ENTRIES: '100' } });
     const col = mongo.client.db('t').collection<Document>('jobs');
     const stream = col.watch([], {});
     await stream.tryNext();
@@ -242,7 +198,7 @@ describe('change streams', () => {
   });
 
   it('answer an SSE resume older than the oplog window with a full re-read: every matching record as it is, then live changes', async () => {
-    const mongo = await ownMongo({ OPLOG_MAX_ENTRIES: '100' });
+    const mongo = await ownMongo(cleanups, { env: { OPLOG_MAX_ENTRIES: '100' } });
     const dir = path.join(mongo.dir, 'stack');
     const stack = await startStack({
       temporalAddress: inject('temporalAddress'),
@@ -308,7 +264,9 @@ describe('change streams', () => {
   });
 
   it("keep the server's data file compact: bounded under writes, shrunk once quiet, intact across a restart", async () => {
-    const mongo = await ownMongo({ OPLOG_MAX_ENTRIES: '1000', MVSTORE_COMPACT_INTERVAL_SECONDS: '1' });
+    const mongo = await ownMongo(cleanups, {
+      env: { OPLOG_MAX_ENTRIES: '1000', MVSTORE_COMPACT_INTERVAL_SECONDS: '1' },
+    });
     const file = path.join(mongo.dir, 'mongo.mv');
     const mb = () => statSync(file).size / 2 ** 20;
     const col = mongo.client.db('t').collection<Document>('jobs');
