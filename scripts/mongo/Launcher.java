@@ -5,6 +5,8 @@ import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.backend.AbstractCursor;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.KeyValue;
 import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.h2.H2Collection;
 import de.bwaldvogel.mongo.backend.h2.H2Database;
@@ -129,6 +131,7 @@ public class Launcher {
         // (With it, a commit could find the changes already taken by a background commit whose write was still
         // queued, and return before it.) The background thread's other job, housekeeping, goes on below.
         store.setAutoCommitDelay(0);
+        BsonKeys.convertIndexes(store);
         startHousekeeper(store);
         if (intervalMs > 0) {
             Thread compactor = new Thread(() -> {
@@ -763,6 +766,18 @@ final class IdFirst {
     static H2Database h2Database(String name, MVStore store, CursorRegistry cursors) {
         return new H2Database(name, store, cursors) {
             @Override
+            protected Index<Object> openOrCreateUniqueIndex(String collection, String indexName, List<IndexKey> keys,
+                    boolean sparse) {
+                // The library opens the index's map by name; opened here first, it gets this one, with BSON keys.
+                String map = getFullCollectionNamespace(collection) + "._index_" + indexName;
+                BsonKeys.open(store, map);
+                Index<Object> index = super.openOrCreateUniqueIndex(collection, indexName, keys, sparse);
+                if (!((Object) store.openMap(map).getKeyType() instanceof BsonKeys))
+                    throw new IllegalStateException("index " + map + " was not opened with BSON keys");
+                return index;
+            }
+
+            @Override
             protected MongoCollection<Object> openOrCreateCollection(String collection, CollectionOptions options) {
                 String ns = getFullCollectionNamespace(collection);
                 MVMap<Object, Document> documents = store.openMap("databases." + ns,
@@ -906,5 +921,127 @@ final class BsonDocuments extends BasicDataType<Document> {
     @Override
     public Document[] createStorage(int size) {
         return new Document[size];
+    }
+}
+
+/**
+ * The keys of the unique indexes in the data file (every collection's _id index among them), as BSON too. With
+ * MVStore's default type a key (KeyValue, not Comparable) was compared by Java-serialising both sides: every
+ * lookup of an insert's or upsert's _id serialised two keys per step of its binary search, and after BsonDocuments
+ * that and the index pages' own serialisation were what remained of ObjectOutputStream in a profile of the aged
+ * write tail. Here keys compare value by value (same class: its natural order, for the classes whose order agrees
+ * with equals; otherwise by the class's name; values of other classes by their BSON bytes), which keeps the
+ * library's rule that two keys are the same only if their values are equal and of the same type.
+ *
+ * That order is not the old one (serialised bytes), so an index map written before cannot be searched with it:
+ * at start, before anything else writes, each index map not listed in KEY_FORMATS is copied into a new map in
+ * this order, which then takes its name, in one commit (crash-safe: the old map stays until that commit). The
+ * list then names it; index maps created later are listed when created.
+ */
+final class BsonKeys extends BasicDataType<KeyValue> {
+    static final String KEY_FORMATS = "$launcher.bsonKeyIndexes";
+    private final ObjectDataType legacy = new ObjectDataType();
+
+    static MVMap<KeyValue, Object> open(MVStore store, String name) {
+        MVMap<KeyValue, Object> map = store.openMap(name, new MVMap.Builder<KeyValue, Object>().keyType(new BsonKeys()));
+        store.<String, String>openMap(KEY_FORMATS).putIfAbsent(name, "bson");
+        return map;
+    }
+
+    /** Rewrites the index maps written before BSON keys in their new order; run before the server starts. */
+    static void convertIndexes(MVStore store) {
+        MVMap<String, String> formats = store.openMap(KEY_FORMATS);
+        for (String name : new ArrayList<>(store.getMapNames())) {
+            if (!name.contains("._index_") || name.startsWith("$launcher.") || formats.containsKey(name)) continue;
+            long t0 = System.nanoTime();
+            String tmp = "$launcher.converting." + name;
+            if (store.hasMap(tmp)) store.removeMap(tmp);
+            MVMap<KeyValue, Object> old = store.openMap(name);
+            MVMap<KeyValue, Object> fresh = store.openMap(tmp, new MVMap.Builder<KeyValue, Object>().keyType(new BsonKeys()));
+            for (Map.Entry<KeyValue, Object> e : old.entrySet()) fresh.put(e.getKey(), e.getValue());
+            store.removeMap(old);
+            store.renameMap(fresh, name);
+            formats.put(name, "bson");
+            store.commit();
+            System.out.printf("mvstore: index %s rewritten with BSON keys (%d keys) in %d ms%n", name, fresh.size(),
+                    (System.nanoTime() - t0) / 1_000_000);
+        }
+    }
+
+    @Override
+    public int getMemory(KeyValue key) {
+        int n = 40;
+        for (Object v : key) n += 8 + BsonDocuments.estimate(v);
+        return n;
+    }
+
+    @Override
+    public int compare(KeyValue a, KeyValue b) {
+        if (a.size() != b.size()) return Integer.compare(a.size(), b.size());
+        for (int i = 0; i < a.size(); i++) {
+            int c = compareValues(a.get(i), b.get(i));
+            if (c != 0) return c;
+        }
+        return 0;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private int compareValues(Object x, Object y) {
+        if (x == y) return 0;
+        if (x == null) return -1;
+        if (y == null) return 1;
+        if (x.getClass() != y.getClass()) return x.getClass().getName().compareTo(y.getClass().getName());
+        if (x instanceof String || x instanceof Integer || x instanceof Long || x instanceof Double
+                || x instanceof Boolean || x instanceof Instant || x instanceof java.util.UUID
+                || x instanceof de.bwaldvogel.mongo.bson.ObjectId || x instanceof BsonTimestamp)
+            return ((Comparable) x).compareTo(y);
+        return java.util.Arrays.compareUnsigned(bytes(x), bytes(y));
+    }
+
+    /** A value's bytes: as BSON (in a document of its own), or Java-serialised if BSON cannot carry it. */
+    private byte[] bytes(Object value) {
+        ByteBuf bson = Unpooled.buffer(64);
+        try {
+            BsonEncoder.encodeDocument(new Document("v", value), bson);
+            byte[] out = new byte[bson.readableBytes()];
+            bson.readBytes(out);
+            return out;
+        } catch (RuntimeException e) {
+            WriteBuffer buff = new WriteBuffer();
+            legacy.write(buff, value);
+            ByteBuffer written = buff.getBuffer().flip();
+            byte[] out = new byte[written.remaining()];
+            written.get(out);
+            return out;
+        }
+    }
+
+    @Override
+    public void write(WriteBuffer buff, KeyValue key) {
+        Document values = new Document();
+        for (int i = 0; i < key.size(); i++) values.put(Integer.toString(i), key.get(i));
+        ByteBuf bson = Unpooled.buffer(64);
+        try {
+            BsonEncoder.encodeDocument(values, bson);
+        } catch (RuntimeException e) {
+            legacy.write(buff, key);
+            return;
+        }
+        buff.put(BsonDocuments.BSON).put(bson.array(), bson.arrayOffset() + bson.readerIndex(), bson.readableBytes());
+    }
+
+    @Override
+    public KeyValue read(ByteBuffer buff) {
+        if (buff.get(buff.position()) != BsonDocuments.BSON) return (KeyValue) legacy.read(buff);
+        int start = buff.position() + 1;
+        int length = buff.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(start);
+        Document values = BsonDecoder.decodeBson(Unpooled.wrappedBuffer(buff.slice(start, length)));
+        buff.position(start + length);
+        return new KeyValue(values.values());
+    }
+
+    @Override
+    public KeyValue[] createStorage(int size) {
+        return new KeyValue[size];
     }
 }
