@@ -459,7 +459,11 @@ class IndexedOplog implements Oplog {
         if (entries.isEmpty()) return;
         synchronized (appendLock) {
             for (Document e : entries) {
-                e.put(TS, nextTs());
+                // The entry's _id is its timestamp's value: a Long, which the data file stores and compares cheaply
+                // (left out, the library gave each entry an ObjectId, Java-serialised in every page of the oplog).
+                BsonTimestamp ts = nextTs();
+                e.put(TS, ts);
+                e.put(ID, ts.getValue());
                 synchronized (fileLock) {
                     collection.addDocument(e);
                 }

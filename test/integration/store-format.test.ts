@@ -18,6 +18,7 @@ afterAll(async () => {
 const javaSerialised = (m: OwnMongo, cls: string) => readFileSync(m.file).toString('latin1').split(cls).length - 1;
 const JAVA_DOCUMENT = 'de.bwaldvogel.mongo.bson.Document';
 const JAVA_KEY = 'de.bwaldvogel.mongo.backend.KeyValue';
+const JAVA_OBJECT_ID = 'de.bwaldvogel.mongo.bson.ObjectId';
 const log = (m: OwnMongo) => readFileSync(m.log, 'utf8');
 
 /** The unique indexes answer: each document by _id and by (tag, i32), and a duplicate of either is refused. */
@@ -110,6 +111,8 @@ describe("the dev server's data file", () => {
     expect(await readAll(mongo)).toEqual(want);
     expect(javaSerialised(mongo, JAVA_DOCUMENT)).toBe(0);
     expect(javaSerialised(mongo, JAVA_KEY)).toBe(0);
+    // Nor the oplog's keys: its entries' _id is their timestamp (a Long), not an ObjectId the library makes.
+    expect(javaSerialised(mongo, JAVA_OBJECT_ID)).toBe(0);
     const tagOf = (id: string) => (id === 'd2' ? 'v2' : 'v1');
     await checkIndexes(mongo, ['d0', 'd2', 'd10', 'd123', 'd299'], tagOf);
 
