@@ -92,6 +92,7 @@ describe("the dev server's data file", () => {
     // A compaction at start copies the file's pages, old and new: still the same documents.
     await restart(mongo, { MVSTORE_COMPACT_LIVE_PERCENT: '101' });
     expect(log(mongo)).toMatch(/compacted at start/);
+    expect(log(mongo).match(/rewritten with BSON keys/g)).toHaveLength(3); // the compacted file keeps the list
     expect(await readAll(mongo)).toEqual(want);
     await checkIndexes(mongo, [...some, 'd310'], tagOf);
   });
