@@ -955,6 +955,8 @@ final class BsonKeys extends BasicDataType<KeyValue> {
     private final ObjectDataType legacy = new ObjectDataType();
 
     static MVMap<KeyValue, Object> open(MVStore store, String name) {
+        if (store.hasMap(name) && !store.<String, String>openMap(KEY_FORMATS).containsKey(name))
+            throw new IllegalStateException("index map " + name + " predates BSON keys and was not rewritten at start");
         MVMap<KeyValue, Object> map = store.openMap(name, new MVMap.Builder<KeyValue, Object>().keyType(new BsonKeys()));
         store.<String, String>openMap(KEY_FORMATS).putIfAbsent(name, "bson");
         return map;
@@ -964,7 +966,10 @@ final class BsonKeys extends BasicDataType<KeyValue> {
     static void convertIndexes(MVStore store) {
         MVMap<String, String> formats = store.openMap(KEY_FORMATS);
         for (String name : new ArrayList<>(store.getMapNames())) {
-            if (!name.contains("._index_") || name.startsWith("$launcher.") || formats.containsKey(name)) continue;
+            // Index maps are named <db>.<collection>._index_<index>; data and meta maps start with these prefixes.
+            if (!name.contains("._index_") || name.startsWith("databases.") || name.startsWith("meta.")
+                    || name.startsWith("$launcher.") || formats.containsKey(name))
+                continue;
             long t0 = System.nanoTime();
             String tmp = "$launcher.converting." + name;
             if (store.hasMap(tmp)) store.removeMap(tmp);
