@@ -5,16 +5,12 @@
 // (the store's housekeeping) from noise.
 //
 //   npm run bench:store     BENCH_N (3000 a pass), BENCH_PAST_WRITES (100000), BENCH_SETTLE_S (25)
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createProjection } from '../activities/projection';
 import type { JobInstanceResult } from '../domain/types';
-import { ROOT } from '../lib/config';
 import { Collections, connectStore, prepareStore } from '../lib/mongo';
-import { serverCommands, startLogged, waitForPort } from '../scripts/services';
-import { freePort } from '../testkit/servers';
+import { ownMongo } from '../testkit/own-mongo';
 import { printHeader, printJson, printStats, round, stats } from '../testkit/stats';
 import { defer, envInt, runBench } from './lifecycle';
 import { writePastJobs } from './past-writes';
@@ -25,29 +21,19 @@ const SETTLE_S = envInt('BENCH_SETTLE_S', 25);
 
 runBench('store-write', 1800, async () => {
   printHeader('bench:store — one durable result write at a time, fresh and after past writes');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-store-'));
-  defer('data folder', () => rmSync(dir, { recursive: true, force: true }));
-  const port = await freePort();
-  const cmd = serverCommands({
-    stackDir: path.join(ROOT, '.stack'),
-    dataDir: dir,
-    logDir: dir,
-    persistent: true,
-    temporalPort: 0,
-    temporalUiPort: 0,
-    mongoPort: port,
-  }).mongo;
-  const proc = startLogged(cmd.cmd, cmd.args, path.join(dir, 'mongo.log'));
-  defer('mongo', () => proc.kill('SIGKILL'));
-  await waitForPort(port, 60_000, proc, 'mongo-java-server');
+  const cleanups: (() => Promise<void>)[] = [];
+  defer('mongo', async () => {
+    for (const c of cleanups.reverse()) await c();
+  });
+  const mongo = await ownMongo(cleanups);
   const store = await connectStore({
-    MONGO_URL: `mongodb://127.0.0.1:${port}/?directConnection=true`,
+    MONGO_URL: mongo.url,
     MONGO_DB: 'bench',
   });
   defer('client', () => store.close());
   await prepareStore(store);
   const projection = createProjection(store);
-  const fileMb = () => round(statSync(path.join(dir, 'mongo.mv')).size / 2 ** 20, 0);
+  const fileMb = () => round(statSync(mongo.file).size / 2 ** 20, 0);
 
   let next = 0;
   const pass = async (label: string) => {

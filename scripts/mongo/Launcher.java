@@ -910,19 +910,30 @@ final class BsonDocuments extends BasicDataType<Document> {
 
     @Override
     public void write(WriteBuffer buff, Document document) {
-        ByteBuf bson = Unpooled.buffer(256);
-        try {
-            BsonEncoder.encodeDocument(document, bson);
-        } catch (RuntimeException e) {
-            legacy.write(buff, document);
-            return;
-        }
-        buff.put(BSON).put(bson.array(), bson.arrayOffset() + bson.readerIndex(), bson.readableBytes());
+        if (!writeBson(buff, document)) legacy.write(buff, document);
     }
 
     @Override
     public Document read(ByteBuffer buff) {
-        if (buff.get(buff.position()) != BSON) return (Document) legacy.read(buff);
+        Document document = readBson(buff);
+        return document != null ? document : (Document) legacy.read(buff);
+    }
+
+    /** Writes the byte BSON and the document's BSON; false, with nothing written, if BSON cannot encode it. */
+    static boolean writeBson(WriteBuffer buff, Document document) {
+        ByteBuf bson = Unpooled.buffer(256);
+        try {
+            BsonEncoder.encodeDocument(document, bson);
+        } catch (RuntimeException e) {
+            return false;
+        }
+        buff.put(BSON).put(bson.array(), bson.arrayOffset() + bson.readerIndex(), bson.readableBytes());
+        return true;
+    }
+
+    /** The document at the buffer's position, read past, if it was written by writeBson; else null, nothing read. */
+    static Document readBson(ByteBuffer buff) {
+        if (buff.get(buff.position()) != BSON) return null;
         int start = buff.position() + 1;
         int length = buff.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(start);
         Document document = BsonDecoder.decodeBson(Unpooled.wrappedBuffer(buff.slice(start, length)));
@@ -1034,28 +1045,18 @@ final class BsonKeys extends BasicDataType<KeyValue> {
         }
     }
 
+    /** A key as the document {"0": its first value, "1": the next, …}. */
     @Override
     public void write(WriteBuffer buff, KeyValue key) {
         Document values = new Document();
         for (int i = 0; i < key.size(); i++) values.put(Integer.toString(i), key.get(i));
-        ByteBuf bson = Unpooled.buffer(64);
-        try {
-            BsonEncoder.encodeDocument(values, bson);
-        } catch (RuntimeException e) {
-            legacy.write(buff, key);
-            return;
-        }
-        buff.put(BsonDocuments.BSON).put(bson.array(), bson.arrayOffset() + bson.readerIndex(), bson.readableBytes());
+        if (!BsonDocuments.writeBson(buff, values)) legacy.write(buff, key);
     }
 
     @Override
     public KeyValue read(ByteBuffer buff) {
-        if (buff.get(buff.position()) != BsonDocuments.BSON) return (KeyValue) legacy.read(buff);
-        int start = buff.position() + 1;
-        int length = buff.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(start);
-        Document values = BsonDecoder.decodeBson(Unpooled.wrappedBuffer(buff.slice(start, length)));
-        buff.position(start + length);
-        return new KeyValue(values.values());
+        Document values = BsonDocuments.readBson(buff);
+        return values != null ? new KeyValue(values.values()) : (KeyValue) legacy.read(buff);
     }
 
     @Override

@@ -9,7 +9,7 @@ import { ChangeFeed, FeedHub, type FeedEvent } from '../../api/streams/feed';
 import { Collections } from '../../lib/mongo';
 import { eventually } from '../harness';
 import { startStack } from '../../testkit/stack';
-import { ownMongo } from './own-mongo';
+import { ownMongo } from '../../testkit/own-mongo';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {

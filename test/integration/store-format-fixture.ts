@@ -27,7 +27,7 @@ import {
   UUID,
   type Document,
 } from 'mongodb';
-import { ownMongo } from './own-mongo';
+import { ownMongo } from '../../testkit/own-mongo';
 
 export const FIXTURE = path.join(
   path.dirname(fileURLToPath(import.meta.url)),

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Document } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonical, COLLECTION, DB, documents, EXACT, FIXTURE, i32Of } from './store-format-fixture';
-import { ownMongo, type OwnMongo } from './own-mongo';
+import { ownMongo, type OwnMongo } from '../../testkit/own-mongo';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {

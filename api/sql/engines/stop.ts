@@ -9,9 +9,14 @@ import { stopEngineUpdate } from '../../../workflows/sql-engine';
 import type { ApiDeps } from '../../deps';
 
 export async function stopEngine(deps: ApiDeps, clusterId: string, type: SqlEngine, reason: string): Promise<void> {
-  await deps.temporal.workflow
-    .getHandle(sqlEngineWorkflowId(clusterId, type))
-    .executeUpdate(stopEngineUpdate, { args: [reason] });
+  try {
+    await deps.temporal.workflow
+      .getHandle(sqlEngineWorkflowId(clusterId, type))
+      .executeUpdate(stopEngineUpdate, { args: [reason] });
+  } finally {
+    // This process's statements must not try it again in the seconds its record stays cached.
+    deps.sql?.stopped(clusterId, type);
+  }
 }
 
 /** Stops every engine of a cluster that is being deleted. */

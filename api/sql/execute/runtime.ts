@@ -27,6 +27,11 @@ export interface SqlRuntime {
   remember(r: SqlEngineRecord): void;
   /** Forgets the engine and closes its sessions (it died or was replaced). */
   forget(r: SqlEngineRecord): void;
+  /**
+   * The engine of this cluster and type was stopped through this process (DELETE, its cluster deleted):
+   * forgotten at once, so the next statement starts a new engine instead of trying the stopped one.
+   */
+  stopped(clusterId: string, type: SqlEngine): void;
   /** Tells the engine's workflow it is in use, throttled. */
   touch(r: SqlEngineRecord): void;
   close(): Promise<void>;
@@ -43,6 +48,11 @@ export function createSqlRuntime(config: Config, temporal: Client, store: Store)
   const signalEvery = Math.min(60_000, Math.max(1_000, Math.floor(config.SQL_ENGINE_IDLE_MS / 4)));
   const key = (clusterId: string, type: SqlEngine) => `${type}/${clusterId}`;
 
+  const forget = (r: SqlEngineRecord) => {
+    engines.delete(key(r.clusterId, r.type));
+    if (r.endpoint) pools[r.type].invalidate(r.endpoint);
+  };
+
   const history = createHistoryWriter(() => store.col(Collections.sqlHistory));
   return {
     pools,
@@ -54,9 +64,10 @@ export function createSqlRuntime(config: Config, temporal: Client, store: Store)
     remember(r) {
       engines.set(key(r.clusterId, r.type), { record: r, until: Date.now() + ENGINE_CACHE_MS });
     },
-    forget(r) {
-      engines.delete(key(r.clusterId, r.type));
-      if (r.endpoint) pools[r.type].invalidate(r.endpoint);
+    forget,
+    stopped(clusterId, type) {
+      const c = engines.get(key(clusterId, type));
+      if (c) forget(c.record);
     },
     touch(r) {
       const now = Date.now();

@@ -1,15 +1,16 @@
-// A MongoDB-protocol dev server of a test's own (scripts/mongo/Launcher.java, persistent, in its own process and
-// data folder), for the tests of the server itself: change streams, its data file and its format. It can be
-// killed (-9) and started again on the same file, with extra launcher environment for a start.
+// A MongoDB-protocol dev server of a test's or a bench's own (scripts/mongo/Launcher.java, persistent, in its own
+// process and data folder), for what measures or tests the server itself: change streams, its data file and its
+// format, bench:store. It can be killed (-9) and started again on the same file, with extra launcher environment
+// for a start.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { MongoClient } from 'mongodb';
-import { ROOT } from '../../lib/config';
-import { serverCommands, startLogged, waitForPort } from '../../scripts/services';
-import { freePort } from '../../testkit/servers';
+import { ROOT } from '../lib/config';
+import { serverCommands, startLogged, waitForPort } from '../scripts/services';
+import { freePort } from './servers';
 
 export interface OwnMongoOptions {
   /** Launcher environment for every start (OPLOG_MAX_ENTRIES, MVSTORE_*). */
