@@ -976,6 +976,8 @@ final class BsonKeys extends BasicDataType<KeyValue> {
     /** Rewrites the index maps written before BSON keys in their new order; run before the server starts. */
     static void convertIndexes(MVStore store) {
         MVMap<String, String> formats = store.openMap(KEY_FORMATS);
+        // Entries of dropped indexes go: the list stays as long as the live index maps, however many came and went.
+        for (String name : new ArrayList<>(formats.keySet())) if (!store.hasMap(name)) formats.remove(name);
         for (String name : new ArrayList<>(store.getMapNames())) {
             // Index maps are named <db>.<collection>._index_<index>; data and meta maps start with these prefixes.
             if (!name.contains("._index_") || name.startsWith("databases.") || name.startsWith("meta.")
