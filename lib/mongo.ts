@@ -1,7 +1,7 @@
 // MongoDB: the read models (jobs, groups, schedules, job instance results), written only by activities,
 // and the documents the API owns (clusters, saved SQL statements, notebooks, query history).
 // Only the standard driver API is used, so a real replica set works unchanged.
-import { type Collection, type Db, MongoClient, type Document } from 'mongodb';
+import { type Collection, type Db, MongoClient, MongoServerSelectionError, type Document } from 'mongodb';
 import { ClusterType } from '../domain/states';
 import type { Config } from './config';
 
@@ -45,7 +45,12 @@ export interface Store {
 
 export async function connectStore(config: Pick<Config, 'MONGO_URL' | 'MONGO_DB'>): Promise<Store> {
   const client = new MongoClient(config.MONGO_URL, { serverSelectionTimeoutMS: 10_000, maxPoolSize: 50 });
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (e) {
+    await client.close().catch(() => undefined);
+    throw withServerErrors(e);
+  }
   const db = client.db(config.MONGO_DB);
   return {
     client,
@@ -53,6 +58,20 @@ export async function connectStore(config: Pick<Config, 'MONGO_URL' | 'MONGO_DB'
     col: <T extends Document>(name: string) => db.collection<T>(name),
     close: () => client.close(),
   };
+}
+
+/**
+ * A server selection timeout says only "timed out after 10000 ms"; what each server answered (refused, reset,
+ * not a MongoDB) is in its description. Added to the message, by host and port: never the URL, which may
+ * hold a password.
+ */
+function withServerErrors(e: unknown): unknown {
+  if (!(e instanceof MongoServerSelectionError) || !e.reason) return e;
+  const seen = [...e.reason.servers.values()].map(
+    (s) => `${s.address}: ${s.error?.message ?? `no answer (${s.type})`}`,
+  );
+  if (seen.length) e.message = `${e.message} (${seen.join('; ')})`;
+  return e;
 }
 
 /** Indexes and the `default` local cluster. Idempotent; run by the API and the worker at start-up. */

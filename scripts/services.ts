@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import { MongoClient } from 'mongodb';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SearchAttr } from '../domain/ids';
@@ -68,6 +69,37 @@ export function waitForPort(port: number, timeoutMs: number, proc?: ChildProcess
 }
 
 /**
+ * Resolves once the process itself prints a line matching `ready`: its own word that it listens, which a port
+ * that some other process happened to take while this one started cannot pass for. Rejects, with the end of
+ * its output, if it exits first or the time runs out.
+ */
+export function waitForOutput(proc: ChildProcess, ready: RegExp, timeoutMs: number, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      proc.stdout?.off('data', onData);
+      proc.stderr?.off('data', onData);
+      proc.off('exit', onExit);
+      if (err) reject(err);
+      else resolve();
+    };
+    const tail = () => (seen.trim() ? `; its last output:\n${seen.trim().split('\n').slice(-15).join('\n')}` : '');
+    const onData = (chunk: Buffer) => {
+      seen = (seen + chunk.toString()).slice(-8192);
+      if (ready.test(seen)) done();
+    };
+    const onExit = (code: number | null, sig: string | null) =>
+      done(new Error(`${what} exited (${code ?? sig}) before it was ready${tail()}`));
+    const timer = setTimeout(() => done(new Error(`${what} was not ready within ${timeoutMs} ms${tail()}`)), timeoutMs);
+    proc.stdout?.on('data', onData);
+    proc.stderr?.on('data', onData);
+    proc.on('exit', onExit);
+    if (proc.exitCode !== null || proc.signalCode !== null) onExit(proc.exitCode, proc.signalCode);
+  });
+}
+
+/**
  * Starts a command with stdout and stderr appended to logFile. `detached`: in its own process group, so a
  * Ctrl-C in the terminal reaches only the parent, which stops its children in order.
  */
@@ -90,6 +122,22 @@ export const stopProc = (p: ChildProcess) =>
     });
     p.kill('SIGTERM');
   });
+
+/**
+ * Until the server has answered a command: its first one loads and interprets most of its classes, which on a
+ * busy machine took longer than the 10 s a service gives server selection (lib/mongo.ts).
+ */
+export async function waitForMongo(url: string, timeoutMs: number): Promise<void> {
+  const client = new MongoClient(url, { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs });
+  try {
+    await client.db('admin').command({ ping: 1 });
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+/** The line scripts/mongo/Launcher.java prints once it listens. */
+export const MONGO_READY = (port: number) => new RegExp(`mongo-java-server listening on \\S+:${port}\\b`);
 
 export interface Command {
   cmd: string;
@@ -168,6 +216,7 @@ export function serverCommands(o: ServicesOptions): { temporal: Command; mongo: 
 }
 
 export async function startServices(o: ServicesOptions): Promise<Services> {
+  const mongoUrl = `mongodb://127.0.0.1:${o.mongoPort}/?directConnection=true`;
   const cmds = serverCommands(o);
   const temporal = startLogged(cmds.temporal.cmd, cmds.temporal.args, path.join(o.logDir, 'temporal.log'));
   const mongo = startLogged(cmds.mongo.cmd, cmds.mongo.args, path.join(o.logDir, 'mongo.log'));
@@ -178,7 +227,15 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   try {
     await Promise.all([
       waitForPort(o.temporalPort, 60_000, temporal, 'temporal dev server'),
-      waitForPort(o.mongoPort, 60_000, mongo, 'mongo-java-server'),
+      waitForOutput(
+        temporal,
+        new RegExp(`Temporal Server:\\s+\\S+:${o.temporalPort}\\b`),
+        60_000,
+        'temporal dev server',
+      ),
+      waitForOutput(mongo, MONGO_READY(o.mongoPort), 60_000, 'mongo-java-server').then(() =>
+        waitForMongo(mongoUrl, 60_000),
+      ),
     ]);
   } catch (e) {
     await stop();
@@ -186,7 +243,7 @@ export async function startServices(o: ServicesOptions): Promise<Services> {
   }
   return {
     temporalAddress: `127.0.0.1:${o.temporalPort}`,
-    mongoUrl: `mongodb://127.0.0.1:${o.mongoPort}/?directConnection=true`,
+    mongoUrl,
     stop,
   };
 }

@@ -12,7 +12,15 @@ import path from 'node:path';
 import { loadConfig, ROOT } from '../lib/config';
 import { uiFilterClasses } from '../activities/adapters/local/ui-filter';
 import { historyServerCommand } from './history-server';
-import { killDrivers, serverCommands, serviceCommand, startLogged, waitForPort, type Command } from './services';
+import {
+  killDrivers,
+  serverCommands,
+  serviceCommand,
+  startLogged,
+  waitForMongo,
+  waitForPort,
+  type Command,
+} from './services';
 import { supervise, type Supervised } from './supervise';
 
 const env = process.env;
@@ -125,7 +133,7 @@ async function up() {
   try {
     await Promise.all([
       waitForPort(ports.temporal, 120_000, undefined, 'temporal dev server'),
-      waitForPort(ports.mongo, 120_000, undefined, 'mongo-java-server'),
+      waitForPort(ports.mongo, 120_000, undefined, 'mongo-java-server').then(() => waitForMongo(mongoUrl, 120_000)),
     ]);
     if (stopping) return;
     procs.push(keep('worker', commands.worker, service('worker')), keep('api', commands.api, service('api')));

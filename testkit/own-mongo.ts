@@ -9,7 +9,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { MongoClient } from 'mongodb';
 import { ROOT } from '../lib/config';
-import { serverCommands, startLogged, waitForPort } from '../scripts/services';
+import { MONGO_READY, serverCommands, startLogged, waitForOutput } from '../scripts/services';
 import { freePort } from './servers';
 
 export interface OwnMongoOptions {
@@ -50,7 +50,7 @@ export async function ownMongo(cleanups: (() => Promise<void>)[], options: OwnMo
     Object.assign(process.env, options.env, env);
     proc = startLogged(cmd.cmd, args, path.join(dir, 'mongo.log'));
     process.env = saved;
-    await waitForPort(port, 60_000, proc, 'mongo-java-server');
+    await waitForOutput(proc, MONGO_READY(port), 60_000, 'mongo-java-server');
   };
   const stop = async (signal: NodeJS.Signals) => {
     if (!proc || proc.exitCode !== null) return;

@@ -17,6 +17,26 @@ export const freePort = () =>
     s.on('error', reject);
   });
 
+/**
+ * Keeps ports from being handed to anyone else while their servers are down (a restart on the same
+ * addresses): listeners on each, closed by the function returned, just before the servers start again.
+ * A port some socket already took is skipped; the restart then says what holds it.
+ */
+export async function holdPorts(ports: number[]): Promise<() => Promise<void>> {
+  const held: net.Server[] = [];
+  for (const port of ports) {
+    const s = net.createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (ok) held.push(s);
+  }
+  return async () => {
+    await Promise.all(held.map((s) => new Promise((resolve) => s.close(resolve))));
+  };
+}
+
 export interface ServersOptions {
   /** Data in `<dir>/data`, logs in `<dir>/logs`. */
   dir: string;

@@ -1,10 +1,10 @@
 // Schedules end to end: HTTP API → schedule keeper workflow → Temporal Schedule → ordinary job workflows
 // running real spark-submit on the local cluster.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startServers } from '../../testkit/servers';
+import { holdPorts, startServers } from '../../testkit/servers';
 import { call, eventually, form, startHarness, type Harness } from '../harness';
 
 const APP = { pyFiles: [{ name: 'tick.py', content: 'import sys\nprint("TICK", sys.argv[1:])\n' }] };
@@ -206,7 +206,10 @@ describe.concurrent('schedules across restarts', () => {
       await h.stop();
       await services.stop();
       const downAt = Date.now();
+      // Nobody else may take the servers' ports meanwhile (other test files pick free ports all the time).
+      const release = await holdPorts([services.ports.temporal, services.ports.mongo]);
       await new Promise((res) => setTimeout(res, 8_000));
+      await release();
       services = await startServers({ dir, persistent: true, ports: services.ports });
       h = await startHarness({
         env: {
@@ -234,6 +237,11 @@ describe.concurrent('schedules across restarts', () => {
     } finally {
       await h.stop().catch(() => undefined);
       await services.stop();
+      // Shown only if the test failed (vitest's silent: 'passed-only'): what the servers said across the restart.
+      for (const log of ['mongo.log', 'temporal.log']) {
+        const text = existsSync(path.join(dir, 'logs', log)) ? readFileSync(path.join(dir, 'logs', log), 'utf8') : '';
+        console.error(`--- ${log}, last lines:\n${text.trim().split('\n').slice(-40).join('\n')}`);
+      }
       rmSync(dir, { recursive: true, force: true });
     }
   });
