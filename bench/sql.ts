@@ -20,8 +20,9 @@
 //                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (15 s a side), BENCH_CONCURRENT_ROUNDS (4:
 //                              BENCH_SECONDS a side in alternating rounds), BENCH_ENGINES (SPARK_SQL,TRINO),
 //                              BENCH_CLIENT (http | fetch), BENCH_API (process | in-process)
-//   BENCH_CPU_PROFILE=<dir>    writes a V8 CPU profile of this process over the API's measured concurrent phase
-//                              (<dir>/sql-<engine>.cpuprofile; summarise with `npx tsx bench/cpuprofile-summary.ts`).
+//   BENCH_CPU_PROFILE=<dir>    writes V8 CPU profiles of this process over the API's measured concurrent phase
+//                              (<dir>/sql-<engine>.cpuprofile) and one extra 100,000-row API call
+//                              (<dir>/sql-rows-<engine>.cpuprofile; summarise with `npx tsx bench/cpuprofile-summary.ts`).
 //                              The profiler costs CPU itself: take the CPU figures from a run without it. Needs
 //                              BENCH_API=in-process (the API's code runs here only then).
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -85,10 +86,12 @@ const BIG: Record<SqlEngine, string> = {
 interface Side {
   label: string;
   run(statement: string, maxRows: number): Promise<number>;
+  /** API side: ms its last call spent after the answer's last byte, turning the body into a string and parsing it. */
+  lastParseMs?: number;
 }
 
 /** POST `body` to `url` over `agent`; resolves the status and the whole answer, rejects a cut one. */
-function post(agent: http.Agent, url: URL, body: string): Promise<{ status: number; text: string }> {
+function post(agent: http.Agent, url: URL, body: string): Promise<{ status: number; text: string; received: number }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
@@ -101,8 +104,9 @@ function post(agent: http.Agent, url: URL, body: string): Promise<{ status: numb
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('close', () => {
-          if (!res.complete) reject(new Error('API: the answer was cut short'));
-          else resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          if (!res.complete) return reject(new Error('API: the answer was cut short'));
+          const received = performance.now();
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), received });
         });
       },
     );
@@ -120,19 +124,23 @@ function apiSide(s: BenchStack, engine: SqlEngine): Side {
     CLIENT === 'fetch'
       ? async (body: string) => {
           const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-          return { status: res.status, text: await res.text() };
+          const bytes = await res.arrayBuffer();
+          const received = performance.now();
+          return { status: res.status, text: Buffer.from(bytes).toString('utf8'), received };
         }
       : (body: string) => post(agent, url, body);
-  return {
+  const side: Side = {
     label: 'API',
     async run(statement, maxRows) {
-      const { status, text } = await call(JSON.stringify({ statement, engine, maxRows }));
+      const { status, text, received } = await call(JSON.stringify({ statement, engine, maxRows }));
       const body = JSON.parse(text) as { info?: { state: string; exception?: string }; rows?: unknown[] };
+      side.lastParseMs = performance.now() - received;
       if (status !== 200 || body.info?.state !== 'FINISHED')
         throw new Error(`API: HTTP ${status} ${text.slice(0, 300)}`);
       return body.rows!.length;
     },
   };
+  return side;
 }
 
 /** Runs `statement` on one direct session of the protocol client; resolves the number of rows. */
@@ -250,11 +258,16 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
   printTarget('overhead p99', overheadP99, '<', 20, 'ms');
 
   const rowsPerS: Record<'API' | 'direct', number[]> = { API: [], direct: [] };
+  const parseMs: number[] = [];
   for (let i = 0; i < ROWS_RUNS; i++) {
     for (const side of i % 2 ? [api, direct] : [direct, api]) {
+      // One warm API run under the profiler (BENCH_CPU_PROFILE), and not counted: the profiler slows it.
+      if (PROFILE_DIR && side === api && i === ROWS_RUNS - 1)
+        await profiled(`sql-rows-${engine}`, () => time(side, BIG[engine], ROWS));
       const [ms, rows] = await time(side, BIG[engine], ROWS);
       if (rows !== ROWS) throw new Error(`${side.label}: ${rows} rows, expected ${ROWS}`);
       rowsPerS[side.label as 'API' | 'direct'].push((rows / ms) * 1000);
+      if (side === api) parseMs.push(api.lastParseMs!);
     }
   }
   const bigApi = stats(rowsPerS.API).p50;
@@ -263,6 +276,13 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
     `\n${ROWS} rows (${BIG[engine]}), median of ${ROWS_RUNS}: API ${round(bigApi, 0)} rows/s, direct ${round(bigDirect, 0)} rows/s`,
   );
   printTarget('API / direct rows/s', (100 * bigApi) / bigDirect, '>', 90, '%');
+  // The part no server can shorten: after the last byte, the client turns the whole body into rows (a direct
+  // client has them as they come). Shown apart, so the API's own share of the gap is plain.
+  const parse = stats(parseMs).p50;
+  console.log(
+    `  of an API call, the client's own work after the last byte (body to string, JSON.parse): ${round(parse)} ms median, ` +
+      `${round((100 * parse * bigApi) / ROWS / 1000)} % of the call`,
+  );
 
   // Both paths warmed at this concurrency first: the JITs (this process's, and the MongoDB-protocol server's,
   // which compiles the API's audit and history writes) take tens of seconds at an engine's rate, which would
@@ -305,6 +325,7 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
     overheadP50: round(overheadP50, 2),
     overheadP99: round(overheadP99, 2),
     rowsPerSApi: round(bigApi, 0),
+    rowsApiClientParseMs: round(parse),
     rowsPerSDirect: round(bigDirect, 0),
     concurrentApi: round(apiRate, 1),
     concurrentDirect: round(directRate, 1),
