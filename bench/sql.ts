@@ -6,6 +6,8 @@
 //   - 8 concurrent clients for a fixed time: statements/s through the API vs direct (8 direct sessions), and
 //     the CPU ms a statement cost this process, the MongoDB-protocol server and Temporal on each side
 // Targets: overhead p50 < 5 ms and p99 < 20 ms; 100,000 rows at ≥ 90 % of direct; 8 clients at ≥ 90 %.
+// Over 300 lines on purpose: one benchmark's three phases, for both sides and both engines, read top to bottom;
+// what it shares with the other benches (stack, statistics, CPU counters) already lives in bench/ and testkit/.
 //
 // The API runs as its own process, as deployed (BENCH_API=in-process puts it in this process, beside both
 // sides' clients, as before 2026-11-27): in one process the API's JSON writing and its client's reading share
