@@ -137,6 +137,9 @@ export async function waitForMongo(url: string, timeoutMs: number): Promise<void
   }
 }
 
+/** The URL of the dev MongoDB-protocol server on this machine's loopback. */
+export const localMongoUrl = (port: number) => `mongodb://127.0.0.1:${port}/?directConnection=true`;
+
 /** The line scripts/mongo/Launcher.java prints once it listens. */
 export const MONGO_READY = (port: number) => new RegExp(`mongo-java-server listening on \\S+:${port}\\b`);
 
@@ -217,7 +220,7 @@ export function serverCommands(o: ServicesOptions): { temporal: Command; mongo: 
 }
 
 export async function startServices(o: ServicesOptions): Promise<Services> {
-  const mongoUrl = `mongodb://127.0.0.1:${o.mongoPort}/?directConnection=true`;
+  const mongoUrl = localMongoUrl(o.mongoPort);
   const cmds = serverCommands(o);
   const temporal = startLogged(cmds.temporal.cmd, cmds.temporal.args, path.join(o.logDir, 'temporal.log'));
   const mongo = startLogged(cmds.mongo.cmd, cmds.mongo.args, path.join(o.logDir, 'mongo.log'));

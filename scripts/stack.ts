@@ -14,6 +14,7 @@ import { uiFilterClasses } from '../activities/adapters/local/ui-filter';
 import { historyServerCommand } from './history-server';
 import {
   killDrivers,
+  localMongoUrl,
   serverCommands,
   serviceCommand,
   startLogged,
@@ -63,7 +64,7 @@ async function up() {
   const history = historyServerCommand({ config, runDir, filterClasses }, env);
   mkdirSync(pidDir, { recursive: true });
   writeFileSync(pidFile, String(process.pid));
-  const mongoUrl = `mongodb://127.0.0.1:${ports.mongo}/?directConnection=true`;
+  const mongoUrl = localMongoUrl(ports.mongo);
   const childEnv = {
     ...env,
     STACK_DIR: stackDir,

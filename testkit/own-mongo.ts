@@ -9,7 +9,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { MongoClient } from 'mongodb';
 import { ROOT } from '../lib/config';
-import { MONGO_READY, serverCommands, startLogged, waitForOutput } from '../scripts/services';
+import { localMongoUrl, MONGO_READY, serverCommands, startLogged, waitForOutput } from '../scripts/services';
 import { freePort } from './servers';
 
 export interface OwnMongoOptions {
@@ -59,7 +59,7 @@ export async function ownMongo(cleanups: (() => Promise<void>)[], options: OwnMo
     await gone;
   };
   await start();
-  const url = `mongodb://127.0.0.1:${port}/?directConnection=true`;
+  const url = localMongoUrl(port);
   const client = await MongoClient.connect(url, { serverSelectionTimeoutMS: 30_000 });
   cleanups.push(async () => {
     await client.close().catch(() => undefined);
