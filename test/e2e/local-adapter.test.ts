@@ -18,6 +18,7 @@ import { isFinalPhase, type ClusterAdapter, type DriverSpec, type DriverStatus }
 import type { SparkSpec } from '../../domain/types';
 import { loadConfig, ROOT } from '../../lib/config';
 import { eventually } from '../harness';
+import { alive, groupMembers, noneRunning } from '../../testkit/proc-groups';
 import { sparkSpec } from '../../testkit/spark-spec';
 import { adapterContract, contractSpec, TEST_JVM_OPTIONS } from '../../testkit/adapter-contract';
 
@@ -91,29 +92,6 @@ const pgrep = (pattern: string): number[] => {
     return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
   } catch {
     return [];
-  }
-};
-
-/** The members of a process group (a driver's wrapper leads one; the JVM is in it). */
-const groupMembers = (pgid: number): number[] =>
-  readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .filter((e) => {
-      try {
-        const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-  } catch {
-    return false;
   }
 };
 
@@ -577,8 +555,7 @@ describe('the adapter contract on the local adapter', () => {
         },
         engineRemoved: async (driverId) => {
           // Every process of its group is gone, and its record says why.
-          await eventually(async () => engineGroup.every((p) => !alive(p)), 10_000, 100);
-          expect(groupMembers(pidOf(driverId))).toEqual([]);
+          await noneRunning(engineGroup, pidOf(driverId), 10_000);
           expect(await contractAdapter().status(driverId)).toMatchObject({ phase: 'FAILED', message: 'removed' });
         },
         runnerReady: async (driverId) => {

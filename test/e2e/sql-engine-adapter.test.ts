@@ -12,6 +12,7 @@ import { TRINO_DIRS } from '../../activities/adapters/local/sql-engine';
 import { isFinalPhase, type ClusterAdapter, type DriverSpec } from '../../domain/driver';
 import { sqlEngineDriverId } from '../../domain/sql-engine';
 import { loadConfig } from '../../lib/config';
+import { groupMembers, noneRunning } from '../../testkit/proc-groups';
 import { eventually } from '../../testkit/wait';
 import { sparkSpec } from '../../testkit/spark-spec';
 
@@ -63,29 +64,6 @@ const spec = (): DriverSpec => {
   };
 };
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-  } catch {
-    return false;
-  }
-};
-
-/** The members of a process group (the driver's wrapper leads one; the JVM is in it). */
-const groupMembers = (pgid: number): number[] =>
-  readdirSync('/proc')
-    .filter((e) => /^\d+$/.test(e))
-    .filter((e) => {
-      try {
-        const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-
 /** What Trino leaves in its driver folder (besides the wrapper's files), and nothing else. */
 const FOLDER = [TRINO_DIRS.etc.split('/')[0]];
 
@@ -128,8 +106,8 @@ async function launchProbeRemove(expect: ExpectStatic): Promise<void> {
   const group = groupMembers(pid);
   expect(group.length).toBeGreaterThanOrEqual(2); // the wrapper and the JVM
   await adapter.remove(s.driverId);
-  await eventually(async () => group.every((p) => !alive(p)), 10_000, 100);
-  expect(groupMembers(pid)).toEqual([]);
+  // Every process it started has ended, and none started since is left (a zombie has ended: PID 1 reaps it late).
+  await noneRunning(group, pid, 10_000);
   expect(await probeEngine(type, endpoint, 1_000)).toBe(false);
   const removed = await adapter.status(s.driverId);
   expect(removed).toMatchObject({ phase: 'FAILED', message: 'removed' });

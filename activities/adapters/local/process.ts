@@ -74,31 +74,42 @@ export async function groupAlive(pgid: number, dir: string): Promise<boolean> {
     const [cwd, real] = await Promise.all([fs.readlink(`/proc/${pgid}/cwd`), fs.realpath(dir)]);
     return cwd === real;
   } catch {
-    return true; // no /proc, or a leader that has just ended while other members remain
+    // No /proc (then the signal's answer stands), or a leader that has ended: the group lives while a member
+    // has not ended. Members that ended and wait for PID 1 to reap them (about a second here) do not count.
+    const procs = await procTable();
+    return procs === undefined || procs.some((p) => p.pgrp === pgid && p.state !== 'Z');
   }
 }
 
-/** Pids of the group's members and all their descendants (Linux /proc; empty elsewhere). */
-async function groupTree(pgid: number): Promise<number[]> {
+type Proc = { pid: number; ppid: number; pgrp: number; state: string };
+
+/** Every process from /proc (Linux); undefined where there is no /proc. */
+async function procTable(): Promise<Proc[] | undefined> {
   let entries: string[];
   try {
     entries = (await fs.readdir('/proc')).filter((e) => /^\d+$/.test(e));
   } catch {
-    return [];
+    return undefined;
   }
-  const procs: { pid: number; ppid: number; pgrp: number }[] = [];
+  const procs: Proc[] = [];
   await Promise.all(
     entries.map(async (e) => {
       try {
         const stat = await fs.readFile(`/proc/${e}/stat`, 'utf8');
         // Fields after the command name, which is in parentheses and may hold spaces.
         const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        procs.push({ pid: Number(e), ppid: Number(rest[1]), pgrp: Number(rest[2]) });
+        procs.push({ pid: Number(e), state: rest[0], ppid: Number(rest[1]), pgrp: Number(rest[2]) });
       } catch {
         // ended while we looked
       }
     }),
   );
+  return procs;
+}
+
+/** Pids of the group's members and all their descendants (Linux /proc; empty elsewhere). */
+async function groupTree(pgid: number): Promise<number[]> {
+  const procs = (await procTable()) ?? [];
   const tree = new Set(procs.filter((p) => p.pgrp === pgid).map((p) => p.pid));
   for (let grew = true; grew;) {
     grew = false;
