@@ -5,8 +5,6 @@
 #     looks for it (SPARK_CONNECT_JAR)
 #   - the servers' gRPC interceptor (scripts/connect/*.java: only the gateway may call a server) compiled against
 #     that jar into $STACK_DIR/jvm/connect-interceptor.jar
-#   - the pyspark Connect client's extras (scripts/connect-requirements.txt) in the venv: the e2e test and the
-#     bench run the real client from it, and the servers' Python UDF workers need the same packages
 #   - the tests' JVM Connect client (testkit/connect-jvm): spark-connect-client-jvm_2.13:4.0.0 with its
 #     dependencies into $CACHE_DIR/spark-connect-client-jvm-4.0.0/, its class into $STACK_DIR/jvm
 #   - a self-signed TLS certificate for the dev stack's gateway (localhost, 127.0.0.1), unless one exists
@@ -14,7 +12,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STACK_DIR="${STACK_DIR:-$ROOT/.stack}"
 CACHE_DIR="${SPARK_ORCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spark-orchestrator}"
-VENV="$STACK_DIR/venv"
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 
 CONNECT_DIR="$CACHE_DIR/spark-connect-3.5.7"
@@ -66,13 +63,6 @@ if [ "$(cat "$CLIENT_JAR.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$CLIENT_J
   jar cf "$CLIENT_JAR.tmp" -C "$build" . && mv -f "$CLIENT_JAR.tmp" "$CLIENT_JAR"
   rm -rf "$build"
   echo "$stamp" > "$CLIENT_JAR.stamp"
-fi
-
-stamp="$(hash_of "$ROOT/scripts/connect-requirements.txt" "$VENV/.stamp")"
-if [ "$(cat "$VENV/.connect-stamp" 2>/dev/null)" != "$stamp" ]; then
-  echo "setup: installing the Spark Connect client's packages into $VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/scripts/connect-requirements.txt"
-  echo "$stamp" > "$VENV/.connect-stamp"
 fi
 
 TLS_DIR="$STACK_DIR/connect-tls"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything the service and its tests need besides node_modules, idempotently:
-#   - a Python virtual environment with the Temporal CLI, pyspark and the runner's packages
-#   - a second one with the test suite's Python tools (scripts/test-requirements.txt)
+#   - a Python virtual environment with the Temporal CLI, pyspark, the runner's and the Spark Connect client's
+#     packages, and a second one with the test suite's Python tools (scripts/test-requirements.txt): both in
+#     the cache outside the clone (below), linked as $STACK_DIR/venv and $STACK_DIR/tools-venv
 #   - the classpath of mongo-java-server (the MongoDB wire-protocol dev server) from Maven Central
 #   - the JVM jars of SCALA groups' drivers (Ilum's job interface, the runner's helper classes)
-#   - Spark Connect's server jar, the client's Python packages and the gateway's dev certificate (setup-connect.sh)
+#   - Spark Connect's server jar and the gateway's dev certificate (setup-connect.sh)
 #   - a development encryption key for cluster secrets, unless SECRET_KEY is set
 #   - Trino 368 for the TRINO SQL engines of local clusters, in a cache outside the clone shared by every
 #     clone and worktree: $SPARK_ORCH_CACHE (default $XDG_CACHE_HOME/spark-orchestrator, else
@@ -20,6 +21,7 @@ need() { command -v "$1" >/dev/null 2>&1 || { echo "setup: '$1' is required ($2)
 need python3 "apt-get install python3 python3-venv"
 need java "apt-get install openjdk-17-jdk-headless"
 need mvn "apt-get install maven"
+need flock "apt-get install util-linux"
 
 # Contents only, not paths: worktrees sharing one .stack must agree on the stamps.
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
@@ -34,25 +36,44 @@ if [ "${SETUP_K8S:-}" = 1 ]; then
   bash "$ROOT/scripts/setup-yarn.sh" --background
 fi
 
-# Python: Temporal CLI, pyspark, runner dependencies.
+# The cache outside the clone, shared by every clone and worktree (Trino, jars, the Python environments).
+CACHE_DIR="${SPARK_ORCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spark-orchestrator}"
+mkdir -p "$CACHE_DIR/venvs"
+
+# cached_venv LINK REQUIREMENTS...: a Python virtual environment with those requirement files installed, built
+# once per content of the files in $CACHE_DIR/venvs/<name>-<hash> and linked from LINK. A fresh clone links an
+# existing one instead of ~90 s of pip. Built in place under a lock (a venv's scripts hold its path, so it
+# cannot be built elsewhere and moved), and its stamp is written last: a half-built one is built again.
+cached_venv() {
+  local link="$1"
+  shift
+  local stamp dir
+  stamp="$(hash_of "$@")"
+  dir="$CACHE_DIR/venvs/$(basename "$link")-$stamp"
+  (
+    flock 9
+    if [ "$(cat "$dir/.stamp" 2>/dev/null)" != "$stamp" ]; then
+      echo "setup: installing Python packages into $dir (pip caches the downloads)"
+      rm -rf "$dir"
+      python3 -m venv "$dir"
+      for req in "$@"; do "$dir/bin/pip" install --quiet --disable-pip-version-check -r "$req"; done
+      echo "$stamp" >"$dir/.stamp"
+    fi
+  ) 9>"$CACHE_DIR/venvs/.lock"
+  if [ "$(readlink "$link" 2>/dev/null)" != "$dir" ]; then
+    rm -rf "$link"
+    ln -s "$dir" "$link"
+  fi
+}
+
+# Python: Temporal CLI, pyspark and the runner's packages, and the Spark Connect client's extras (the e2e test
+# and the bench run the real client from it; the Connect servers' Python UDF workers need the same packages).
 VENV="$STACK_DIR/venv"
-stamp="$(hash_of "$ROOT/runner/requirements.txt")"
-if [ "$(cat "$VENV/.stamp" 2>/dev/null)" != "$stamp" ]; then
-  echo "setup: installing Python packages into $VENV (pyspark is large; pip caches it)"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/runner/requirements.txt"
-  echo "$stamp" > "$VENV/.stamp"
-fi
+cached_venv "$VENV" "$ROOT/runner/requirements.txt" "$ROOT/scripts/connect-requirements.txt"
 
 # Python tools of the tests only (S3-compatible server, Livy client, schemathesis), apart from the runner's.
 TOOLS_VENV="$STACK_DIR/tools-venv"
-stamp="$(hash_of "$ROOT/scripts/test-requirements.txt")"
-if [ "$(cat "$TOOLS_VENV/.stamp" 2>/dev/null)" != "$stamp" ]; then
-  echo "setup: installing the test tools into $TOOLS_VENV"
-  python3 -m venv "$TOOLS_VENV"
-  "$TOOLS_VENV/bin/pip" install --quiet --disable-pip-version-check -r "$ROOT/scripts/test-requirements.txt"
-  echo "$stamp" > "$TOOLS_VENV/.stamp"
-fi
+cached_venv "$TOOLS_VENV" "$ROOT/scripts/test-requirements.txt"
 
 # MongoDB wire-protocol server: resolve its jars once.
 CP="$STACK_DIR/mongo-classpath.txt"
@@ -86,8 +107,8 @@ if [ "$(cat "$RUNNER_JAR.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -s "$RUNNER_J
   echo "$stamp" > "$RUNNER_JAR.stamp"
 fi
 
-# Spark Connect: the server's jar (cache), its interceptor, the client's packages (venv), the dev gateway's TLS
-# certificate (scripts/setup-connect.sh).
+# Spark Connect: the server's jar (cache), its interceptor, the dev gateway's TLS certificate
+# (scripts/setup-connect.sh).
 bash "$ROOT/scripts/setup-connect.sh"
 
 # Trino, the TRINO SQL engine of local clusters. 368 is the last release that runs on Java 17. The
@@ -95,7 +116,6 @@ bash "$ROOT/scripts/setup-connect.sh"
 # pruned to the catalogs engines configure (memory, tpch), then renamed into place, so TRINO_HOME is
 # either complete or absent. Maven's copy of the tarball is deleted afterwards: it is 650 MB.
 TRINO_VERSION=368
-CACHE_DIR="${SPARK_ORCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/spark-orchestrator}"
 TRINO_HOME="$CACHE_DIR/trino-server-$TRINO_VERSION"
 if [ "${SKIP_TRINO:-}" = 1 ]; then
   echo "setup: skipping Trino (SKIP_TRINO=1): local clusters cannot launch TRINO engines"
