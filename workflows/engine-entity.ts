@@ -15,6 +15,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -42,6 +43,7 @@ import { isHostAbsent, onHost, type DriverSets } from './activity-options';
 import { removeDriver } from './driver-removal';
 import { launchUntilDeadline } from './launch';
 import { setSearch } from './search';
+import { ENSURE_AFTER_WRITE } from './patches';
 import { WriteVersions } from './versions';
 
 /** The read-model record both kinds keep: an SQL engine's but its type (a ConnectServerRecord is exactly this). */
@@ -132,6 +134,8 @@ export class EngineEntity<I extends EngineInput<R>, R extends EngineRecord> {
   private stopReason: string | undefined;
   private stopped = false;
   private launchScope: CancellationScope | undefined;
+  /** Read-model writes under way (the record holds a state the read model may not have yet). */
+  private writes = 0;
   /** The worker host that owns the current driver (local clusters), from its launch: every call on it runs there. */
   private host: DriverHost | undefined;
 
@@ -158,7 +162,11 @@ export class EngineEntity<I extends EngineInput<R>, R extends EngineRecord> {
       this.relaunch = true;
       this.launchScope?.cancel();
     }
-    if (wait) await condition(() => this.settled() || this.stopReason !== undefined);
+    // Settled and written: a caller that reads the read model next (GET /sql/engine after a 409) sees this state.
+    // Behind a patch: histories recorded before answered on the state alone (patches.ts).
+    const written = wait && patched(ENSURE_AFTER_WRITE);
+    if (wait)
+      await condition(() => (this.settled() && (!written || this.writes === 0)) || this.stopReason !== undefined);
     if (this.stopReason !== undefined) {
       throw ApplicationFailure.nonRetryable(`${this.kind.text.name} was stopped: ${this.stopReason}`, 'EngineStopped');
     }
@@ -394,6 +402,11 @@ export class EngineEntity<I extends EngineInput<R>, R extends EngineRecord> {
       if (change[k] === undefined) delete this.record[k];
     }
     if (change.state) setSearch({ jobState: change.state });
-    await this.kind.project(this.record, this.versions.next());
+    this.writes++;
+    try {
+      await this.kind.project(this.record, this.versions.next());
+    } finally {
+      this.writes--;
+    }
   }
 }

@@ -17,5 +17,13 @@
 // also steps again after a change that came while it wrote (group-entity.ts, steppedAt): a group whose history
 // has a wake or a signal of a starting driver during a write may not replay under older code, nor the reverse.
 
+/** Engines' ensure answers once their record is written (below). */
+export const ENSURE_AFTER_WRITE = 'ensure-after-write';
+
 /** The patches in force: id, the date it was added, and the release whose histories it keeps replayable. */
-export const PATCHES: readonly { id: string; since: string; release: string }[] = [];
+export const PATCHES: readonly { id: string; since: string; release: string }[] = [
+  // An engine's (or Connect server's) `ensure` with wait answers once its RUNNING or FAILED record is written, not
+  // as soon as the workflow holds that state: a client that got 409 "failed to start" and listed the engines at
+  // once saw STARTING (ci15). It keeps running engines replayable across the deploy (engine-workflow-replay).
+  { id: ENSURE_AFTER_WRITE, since: '2026-11-27', release: 'pre-release engines (fixtures of 2026-11-27)' },
+];
