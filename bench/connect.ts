@@ -7,12 +7,13 @@
 // Targets: overhead p50 < 1 ms and p99 < 5 ms; throughput ≥ 90 % of direct; the collect ≥ 90 % of direct.
 // The gateway side carries TLS (pyspark turns it on with a token); the direct side is plaintext, as the server is.
 // A third side splits the difference (bench/tls-floor-proxy.mjs): the same client through the least a TLS-terminating
-// HTTP/2 proxy does. "floor / direct" is what TLS and a proxy hop cost on this machine whatever the proxy's code;
-// "gateway / floor" is what the gateway's own checks and routing cost.
+// proxy does, a byte pipe. "floor / direct" is what TLS and a proxy hop cost on this machine whatever the proxy's
+// code; "gateway / floor" is what the gateway's own checks, routing and relay cost.
 //
 //   npm run bench:connect      BENCH_N (400), BENCH_BATCH (20), BENCH_SECONDS (10), BENCH_CONCURRENCY (8),
-//                              BENCH_COLLECT_MB (1024), BENCH_COLLECT_RUNS (3)
-import { spawn } from 'node:child_process';
+//                              BENCH_COLLECT_MB (1024), BENCH_COLLECT_RUNS (3), BENCH_ONLY=collect (the collect alone)
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -30,6 +31,7 @@ const SECONDS = envInt('BENCH_SECONDS', 10);
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
 const COLLECT_MB = envInt('BENCH_COLLECT_MB', 1024);
 const COLLECT_RUNS = envInt('BENCH_COLLECT_RUNS', 3);
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const ADMIN_KEY = 'bench-connect-admin-key-0123456789abcdef';
 
 const LATENCIES = (n: number, call = 'spark.range(1).collect()') => `
@@ -135,8 +137,6 @@ runBench('connect', 1800, async () => {
     {
       env: {
         UPSTREAM: `${server.endpoint.host}:${server.endpoint.port}`,
-        SECRET_HEADER: CONNECT_SECRET_HEADER,
-        SECRET: connectServerSecret(s.config.SECRET_KEY, server.driverId),
         CERT: s.config.CONNECT_TLS_CERT,
         KEY: s.config.CONNECT_TLS_KEY,
       },
@@ -145,89 +145,109 @@ runBench('connect', 1800, async () => {
   );
   defer('TLS floor proxy', () => void floorProc.kill());
   const [line] = (await once(createInterface({ input: floorProc.stdout }), 'line')) as [string];
-  const floorUrl = `sc://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/;token=floor`;
+  // pyspark turns TLS on with a token; the pipe reads nothing, so the client sends the server's secret itself.
+  const floorUrl = `sc://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/;token=floor;${CONNECT_SECRET_HEADER}=${connectServerSecret(s.config.SECRET_KEY, server.driverId)}`;
   const floor = newClient();
   const f = await floor.connect(floorUrl);
   if (!f.ok) throw new Error(`floor connect: ${f.message}`);
 
-  // Warm every path, then alternate batches so drift (JIT, caches, other load) hits them alike.
+  const collectOnly = process.env.BENCH_ONLY === 'collect';
+  const latency = collectOnly ? undefined : await latencyAndRate();
   const sides = { gateway: viaGw, direct, floor };
-  const sequential = async (call?: string) => {
-    const out = { gateway: [] as number[], direct: [] as number[], floor: [] as number[] };
-    for (const c of Object.values(sides)) await must(c, LATENCIES(30, call));
-    for (let i = 0; i < N / BATCH; i++)
-      for (const [side, c] of Object.entries(sides))
-        out[side as keyof typeof sides].push(...(await must<number[]>(c, LATENCIES(BATCH, call))));
-    return out;
-  };
-  const lat = await sequential();
-  printStats(`spark.range(1).collect(), ${N} sequential calls each`, [
-    ['gateway', lat.gateway],
-    ['direct', lat.direct],
-    ['TLS floor', lat.floor],
-  ]);
-  const [g, dr, fl] = [stats(lat.gateway), stats(lat.direct), stats(lat.floor)];
-  const overheadP50 = g.p50 - dr.p50;
-  const overheadP99 = g.p99 - dr.p99;
-  printTarget('overhead p50', overheadP50, '<', 1, 'ms');
-  printTarget('overhead p99', overheadP99, '<', 5, 'ms');
-  console.log(
-    `  of which the TLS floor p50 ${round(fl.p50 - dr.p50, 2)} ms, p99 ${round(fl.p99 - dr.p99, 2)} ms; gateway over the floor p50 ${round(g.p50 - fl.p50, 2)} ms, p99 ${round(g.p99 - fl.p99, 2)} ms`,
-  );
-  const plain = await sequential(PLAIN);
-  printStats(`spark.conf.get (one Config RPC), ${N} sequential calls each`, [
-    ['gateway', plain.gateway],
-    ['direct', plain.direct],
-    ['TLS floor', plain.floor],
-  ]);
-  const [pg, pd, pf] = [stats(plain.gateway), stats(plain.direct), stats(plain.floor)];
-  console.log(
-    `  overhead p50 ${round(pg.p50 - pd.p50, 2)} ms, p99 ${round(pg.p99 - pd.p99, 2)} ms; the TLS floor's p50 ${round(pf.p50 - pd.p50, 2)} ms, p99 ${round(pf.p99 - pd.p99, 2)} ms`,
-  );
+  async function latencyAndRate() {
+    // Warm every path, then alternate batches so drift (JIT, caches, other load) hits them alike.
+    const sequential = async (call?: string) => {
+      const out = { gateway: [] as number[], direct: [] as number[], floor: [] as number[] };
+      for (const c of Object.values(sides)) await must(c, LATENCIES(30, call));
+      for (let i = 0; i < N / BATCH; i++)
+        for (const [side, c] of Object.entries(sides))
+          out[side as keyof typeof sides].push(...(await must<number[]>(c, LATENCIES(BATCH, call))));
+      return out;
+    };
+    const lat = await sequential();
+    printStats(`spark.range(1).collect(), ${N} sequential calls each`, [
+      ['gateway', lat.gateway],
+      ['direct', lat.direct],
+      ['TLS floor', lat.floor],
+    ]);
+    const [g, dr, fl] = [stats(lat.gateway), stats(lat.direct), stats(lat.floor)];
+    const overheadP50 = g.p50 - dr.p50;
+    const overheadP99 = g.p99 - dr.p99;
+    printTarget('overhead p50', overheadP50, '<', 1, 'ms');
+    printTarget('overhead p99', overheadP99, '<', 5, 'ms');
+    console.log(
+      `  of which the TLS floor p50 ${round(fl.p50 - dr.p50, 2)} ms, p99 ${round(fl.p99 - dr.p99, 2)} ms; gateway over the floor p50 ${round(g.p50 - fl.p50, 2)} ms, p99 ${round(g.p99 - fl.p99, 2)} ms`,
+    );
+    const plain = await sequential(PLAIN);
+    printStats(`spark.conf.get (one Config RPC), ${N} sequential calls each`, [
+      ['gateway', plain.gateway],
+      ['direct', plain.direct],
+      ['TLS floor', plain.floor],
+    ]);
+    const [pg, pd, pf] = [stats(plain.gateway), stats(plain.direct), stats(plain.floor)];
+    console.log(
+      `  overhead p50 ${round(pg.p50 - pd.p50, 2)} ms, p99 ${round(pg.p99 - pd.p99, 2)} ms; the TLS floor's p50 ${round(pf.p50 - pd.p50, 2)} ms, p99 ${round(pf.p99 - pd.p99, 2)} ms`,
+    );
 
-  // Concurrent clients: CONCURRENCY processes, each its own session, first through the gateway, then direct.
-  const many = [viaGw, ...Array.from({ length: CONCURRENCY - 1 }, newClient)];
-  const rate = async (url: string) => {
-    await Promise.all(many.map((c) => c.connect(url)));
-    await Promise.all(many.map((c) => must(c, 'spark.range(1).collect()')));
-    const counts = await Promise.all(many.map((c) => must<number>(c, LOOP(SECONDS))));
-    return counts.reduce((a, b) => a + b, 0) / SECONDS;
-  };
-  const gwRate = await rate(`${gw.url}/;token=${key}`);
-  const directRate = await rate(directUrl);
-  const floorRate = await rate(floorUrl);
-  console.log(`\n${CONCURRENCY} concurrent clients, ${SECONDS} s each side`);
-  console.log(
-    `  gateway ${round(gwRate, 1)} calls/s, direct ${round(directRate, 1)} calls/s, TLS floor ${round(floorRate, 1)} calls/s`,
-  );
-  printTarget('gateway / direct calls/s', (100 * gwRate) / directRate, '>', 90, '%');
-  console.log(
-    `  floor / direct ${round((100 * floorRate) / directRate, 1)} %, gateway / floor ${round((100 * gwRate) / floorRate, 1)} %`,
-  );
-  await Promise.all(many.slice(1).map((c) => c.close()));
+    // Concurrent clients: CONCURRENCY processes, each its own session, first through the gateway, then direct.
+    const many = [viaGw, ...Array.from({ length: CONCURRENCY - 1 }, newClient)];
+    const rate = async (url: string) => {
+      await Promise.all(many.map((c) => c.connect(url)));
+      await Promise.all(many.map((c) => must(c, 'spark.range(1).collect()')));
+      const counts = await Promise.all(many.map((c) => must<number>(c, LOOP(SECONDS))));
+      return counts.reduce((a, b) => a + b, 0) / SECONDS;
+    };
+    const gwRate = await rate(`${gw.url}/;token=${key}`);
+    const directRate = await rate(directUrl);
+    const floorRate = await rate(floorUrl);
+    console.log(`\n${CONCURRENCY} concurrent clients, ${SECONDS} s each side`);
+    console.log(
+      `  gateway ${round(gwRate, 1)} calls/s, direct ${round(directRate, 1)} calls/s, TLS floor ${round(floorRate, 1)} calls/s`,
+    );
+    printTarget('gateway / direct calls/s', (100 * gwRate) / directRate, '>', 90, '%');
+    console.log(
+      `  floor / direct ${round((100 * floorRate) / directRate, 1)} %, gateway / floor ${round((100 * gwRate) / floorRate, 1)} %`,
+    );
+    await Promise.all(many.slice(1).map((c) => c.close()));
+    return { g, dr, fl, pg, pd, pf, gwRate, directRate, floorRate, overheadP50, overheadP99 };
+  }
 
   // The large collect, alternating sides.
   await viaGw.connect(`${gw.url}/;token=${key}`);
   const mbps = { gateway: [] as number[], direct: [] as number[], floor: [] as number[] };
-  // CPU of this process (the gateway, beside an idle API) per MB through it: a figure the machine's load does not skew.
-  let gwCpuMs = 0;
-  for (let i = 0; i < COLLECT_RUNS; i++) {
-    const cpu = process.cpuUsage();
-    mbps.gateway.push((await must<[number, number]>(viaGw, COLLECT(COLLECT_MB)))[0]);
-    const used = process.cpuUsage(cpu);
-    gwCpuMs += (used.user + used.system) / 1000;
-    mbps.direct.push((await must<[number, number]>(direct, COLLECT(COLLECT_MB)))[0]);
-    mbps.floor.push((await must<[number, number]>(floor, COLLECT(COLLECT_MB)))[0]);
-  }
+  // CPU per MB through each proxy, a figure the machine's load skews less: this process (the gateway's thread beside
+  // an idle API) and the floor's process.
+  const cpuMs = { gateway: 0, floor: 0 };
+  const floorCpuMs = () => {
+    const f = readFileSync(`/proc/${floorProc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+  };
+  // One collect first: the server's JIT warms up over the first gigabytes, whichever side runs them.
+  await must(direct, COLLECT(COLLECT_MB));
+  const order = ['gateway', 'direct', 'floor'] as const;
+  for (let i = 0; i < COLLECT_RUNS; i++)
+    for (let k = 0; k < order.length; k++) {
+      // Each round starts with another side, so drift within a round hits them alike.
+      const side = order[(i + k) % order.length];
+      const cpu = process.cpuUsage();
+      const floor0 = floorCpuMs();
+      mbps[side].push((await must<[number, number]>(sides[side], COLLECT(COLLECT_MB)))[0]);
+      const used = process.cpuUsage(cpu);
+      if (side === 'gateway') cpuMs.gateway += (used.user + used.system) / 1000;
+      if (side === 'floor') cpuMs.floor += floorCpuMs() - floor0;
+    }
   const [cg, cd, cf] = [stats(mbps.gateway).p50, stats(mbps.direct).p50, stats(mbps.floor).p50];
   console.log(`\ncollect of ${COLLECT_MB} MB (Arrow), ${COLLECT_RUNS} runs each, median`);
   console.log(`  gateway ${round(cg, 1)} MB/s, direct ${round(cd, 1)} MB/s, TLS floor ${round(cf, 1)} MB/s`);
   printTarget('gateway / direct collect MB/s', (100 * cg) / cd, '>', 90, '%');
   console.log(`  floor / direct ${round((100 * cf) / cd, 1)} %, gateway / floor ${round((100 * cg) / cf, 1)} %`);
-  const cpuPerMb = gwCpuMs / (COLLECT_RUNS * COLLECT_MB);
+  const cpuPerMb = cpuMs.gateway / (COLLECT_RUNS * COLLECT_MB);
+  const floorCpuPerMb = cpuMs.floor / (COLLECT_RUNS * COLLECT_MB);
   console.log(
-    `  gateway process CPU: ${round(cpuPerMb, 2)} ms per MB (${round(1000 / cpuPerMb, 0)} MB/s a core could carry)`,
+    `  CPU per MB: gateway (this process) ${round(cpuPerMb, 2)} ms, TLS floor (its process) ${round(floorCpuPerMb, 2)} ms`,
   );
+  if (!latency) return;
+  const { g, dr, fl, pg, pd, gwRate, directRate, floorRate, overheadP50, overheadP99 } = latency;
 
   printJson('connect', {
     gatewayP50: round(g.p50, 2),
@@ -248,5 +268,6 @@ runBench('connect', 1800, async () => {
     collectDirectMBps: round(cd, 1),
     collectFloorMBps: round(cf, 1),
     gatewayCpuMsPerMB: round(cpuPerMb, 2),
+    floorCpuMsPerMB: round(floorCpuPerMb, 2),
   });
 });

@@ -1,11 +1,11 @@
-// The little of gRPC the Spark Connect gateway needs to speak itself: status codes, a trailers-only answer,
+// The little of gRPC the Spark Connect gateway needs to speak itself: status codes, grpc-message's encoding,
 // and the session_id of a request (field 1 of every Spark Connect request message), read from the first bytes
 // of the first gRPC frame without decoding the rest of the plan.
-import type { ServerHttp2Stream } from 'node:http2';
 
 /** grpc-status codes the gateway answers with (grpc/doc/statuscodes.md). */
 export const GrpcStatus = {
   OK: 0,
+  CANCELLED: 1,
   INVALID_ARGUMENT: 3,
   NOT_FOUND: 5,
   PERMISSION_DENIED: 7,
@@ -39,24 +39,6 @@ export const grpcMessage = (m: string): string =>
         : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
     )
     .join('');
-
-/** Answers a call with a status and no message (trailers-only), unless the stream is already answered or gone. */
-export function replyStatus(stream: ServerHttp2Stream, code: GrpcStatus, message: string): void {
-  if (stream.destroyed || stream.closed) return;
-  if (stream.headersSent) {
-    stream.close();
-    return;
-  }
-  stream.respond(
-    {
-      ':status': 200,
-      'content-type': 'application/grpc',
-      'grpc-status': String(code),
-      'grpc-message': grpcMessage(message),
-    },
-    { endStream: true },
-  );
-}
 
 /** What the first bytes of a request tell: its session id, or why they cannot. */
 export type SessionIdRead = { sessionId: string } | { need: true } | { error: string };

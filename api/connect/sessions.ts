@@ -8,7 +8,6 @@
 // Over 300 lines on purpose: one SessionTable whose maps (live sessions, ended ones, idle timers) every step
 // reads and changes; split, its private state would have to be exported. The gRPC wording is in grpc.ts.
 import { randomUUID } from 'node:crypto';
-import type { Http2Session } from 'node:http2';
 import type { Document } from 'mongodb';
 import {
   ConnectServerState,
@@ -37,12 +36,17 @@ export const DISCONNECT_GRACE_MS = 30_000;
 /** How often the session's lastUsed is written to its record while it calls (the idle sweep reads memory). */
 const TOUCH_WRITE_MS = 30_000;
 
+/** A client's connection to the gateway: a session whose connections have all closed is disconnected. */
+export interface ClientConnection {
+  once(event: 'close', listener: () => void): unknown;
+}
+
 export interface LiveSession {
   record: ConnectSessionRecord;
   endpoint: EngineEndpoint;
   /** The server's secret, which the gateway adds to each forwarded call. */
   secret: string;
-  connections: Set<Http2Session>;
+  connections: Set<ClientConnection>;
   disconnectedAt?: number;
   lastWritten: number;
   /** Calls forwarded and not yet answered: a session running a long query is not idle. */
@@ -84,7 +88,7 @@ export class SessionTable {
   }
 
   /** The live session a call belongs to, started on its first call; throws GrpcError. */
-  async route(sessionId: string, who: Principal, clusterName: string, conn: Http2Session): Promise<LiveSession> {
+  async route(sessionId: string, who: Principal, clusterName: string, conn: ClientConnection): Promise<LiveSession> {
     let s = this.live.get(sessionId);
     if (!s) {
       const ended = this.ended.get(sessionId);
