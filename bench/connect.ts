@@ -151,9 +151,9 @@ runBench('connect', 1800, async () => {
   const f = await floor.connect(floorUrl);
   if (!f.ok) throw new Error(`floor connect: ${f.message}`);
 
+  const sides = { gateway: viaGw, direct, floor };
   const collectOnly = process.env.BENCH_ONLY === 'collect';
   const latency = collectOnly ? undefined : await latencyAndRate();
-  const sides = { gateway: viaGw, direct, floor };
   async function latencyAndRate() {
     // Warm every path, then alternate batches so drift (JIT, caches, other load) hits them alike.
     const sequential = async (call?: string) => {

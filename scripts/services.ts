@@ -80,7 +80,8 @@ export function waitForOutput(proc: ChildProcess, ready: RegExp, timeoutMs: numb
       clearTimeout(timer);
       proc.stdout?.off('data', onData);
       proc.stderr?.off('data', onData);
-      proc.off('exit', onExit);
+      proc.off('close', onExit);
+      proc.off('exit', onEarlyExit);
       if (err) reject(err);
       else resolve();
     };
@@ -94,7 +95,11 @@ export function waitForOutput(proc: ChildProcess, ready: RegExp, timeoutMs: numb
     const timer = setTimeout(() => done(new Error(`${what} was not ready within ${timeoutMs} ms${tail()}`)), timeoutMs);
     proc.stdout?.on('data', onData);
     proc.stderr?.on('data', onData);
-    proc.on('exit', onExit);
+    // Its last output may still be in the pipes when it has exited: 'close' comes once they are read, or, if a
+    // child of its own holds them open, a moment after 'exit'.
+    const onEarlyExit = (code: number | null, sig: string | null) => setTimeout(() => onExit(code, sig), 500).unref();
+    proc.on('close', onExit);
+    proc.on('exit', onEarlyExit);
     if (proc.exitCode !== null || proc.signalCode !== null) onExit(proc.exitCode, proc.signalCode);
   });
 }

@@ -34,6 +34,7 @@ export const H2Error = {
   FRAME_SIZE_ERROR: 6,
   CANCEL: 8,
   COMPRESSION_ERROR: 9,
+  ENHANCE_YOUR_CALM: 11,
 } as const;
 
 /** Every peer accepts frames of this size (SETTINGS_MAX_FRAME_SIZE's least value). */
@@ -74,7 +75,7 @@ export const windowUpdate = (streamId: number, increment: number) =>
 export const rstStream = (streamId: number, code: number) => frame(Frame.RST_STREAM, 0, streamId, u32(code));
 export const goaway = (lastStreamId: number, code: number) => frame(Frame.GOAWAY, 0, 0, u32(lastStreamId, code));
 
-/** An HPACK integer with an N-bit prefix, its first byte's high bits set to `high` (RFC 7541 §5.1). */
+/** An HPACK integer with an N-bit prefix, its first byte's high bits set to `high` (RFC 7541: a prefix of all ones means more bytes follow, 7 bits each, low first). */
 function hpackInt(n: number, prefixBits: number, high: number): number[] {
   const max = (1 << prefixBits) - 1;
   if (n < max) return [high | n];
@@ -89,7 +90,7 @@ function hpackInt(n: number, prefixBits: number, high: number): number[] {
 }
 
 /**
- * A header block of literals without indexing (RFC 7541 §6.2.2), names and values as bytes (latin1): it adds
+ * A header block of literals without indexing (RFC 7541, "literal header field without indexing", first byte 0), names and values as bytes (latin1): it adds
  * nothing to the receiver's dynamic table, so it may be put between blocks another encoder wrote.
  */
 export function encodeHeaderBlock(headers: readonly (readonly [string, string])[]): Buffer {

@@ -44,6 +44,8 @@ const log = logger('connect');
 
 /** A client that has not sent the HTTP/2 preface by then is dropped. */
 const PREFACE_TIMEOUT_MS = 10_000;
+/** Calls one connection may have open (checked or forwarded); more end the connection (ENHANCE_YOUR_CALM). */
+const MAX_OPEN_CALLS = 1_000;
 /** Refused streams remembered so late DATA of theirs is still credited back (bounded, oldest dropped). */
 const REFUSED_KEPT = 1_000;
 
@@ -186,7 +188,7 @@ export class Relay {
       case Frame.PUSH_PROMISE:
         throw new H2ProtocolError(H2Error.PROTOCOL_ERROR, 'a client may not push');
       default:
-        return; // unknown frame types are ignored (RFC 9113 §4.1)
+        return; // HTTP/2 says a frame of an unknown type is ignored
     }
   }
 
@@ -211,8 +213,9 @@ export class Relay {
     b.parts.push(part);
     if (!(f.flags & END_HEADERS)) return;
     this.block = undefined;
-    // Every block is decoded, whatever becomes of its call: the client's table changes with each.
-    const list = this.decoder.decode(Buffer.concat(b.parts));
+    // Every block is decoded, whatever becomes of its call: the client's table changes with each. Names are
+    // lower case in HTTP/2; any other spelling is taken as that, so no filter by name can be passed by case.
+    const list = this.decoder.decode(Buffer.concat(b.parts)).map(([k, v]): [string, string] => [k.toLowerCase(), v]);
     const id = b.streamId;
     const known = this.calls.get(id);
     if (known || id <= this.lastStream) {
@@ -224,6 +227,8 @@ export class Relay {
       return;
     }
     if (id % 2 === 0) throw new H2ProtocolError(H2Error.PROTOCOL_ERROR, 'a client stream with an even id');
+    if (this.calls.size >= MAX_OPEN_CALLS)
+      throw new H2ProtocolError(H2Error.ENHANCE_YOUR_CALM, `over ${MAX_OPEN_CALLS} calls open on one connection`);
     this.lastStream = id;
     this.open(id, list, b.endStream);
   }

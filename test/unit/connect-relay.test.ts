@@ -13,7 +13,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GrpcError, GrpcStatus } from '../../api/connect/grpc';
-import { HeaderDecoder, encodeHeaderBlock } from '../../api/connect/h2';
+import {
+  END_STREAM,
+  Frame,
+  HeaderDecoder,
+  PREFACE,
+  encodeHeaderBlock,
+  frame,
+  headersFrames,
+} from '../../api/connect/h2';
 import { Relay, type CallRoute, type Endpoint } from '../../api/connect/relay';
 
 const SECRET = 'server-secret';
@@ -162,7 +170,7 @@ const routeTo = (endpoint: Endpoint, ended: string[] = [], failed?: GrpcError) =
       [':path', headers[':path']],
       [':authority', `${endpoint.host}:${endpoint.port}`],
     ];
-    for (const [k, v] of list) if (!k.startsWith(':') && k !== 'authorization') out.push([k, v]);
+    for (const [k, v] of list) if (!k.startsWith(':') && k !== 'authorization' && k !== 'x-secret') out.push([k, v]);
     out.push(['x-secret', SECRET]);
     return {
       endpoint,
@@ -294,6 +302,41 @@ describe('Spark Connect relay', () => {
     expect(status(a)).toBe(String(GrpcStatus.FAILED_PRECONDITION));
     expect(message(a)).toBe('its server died');
     expect(ended).toEqual(['s1']);
+  });
+
+  it('reads header names in any case as lower case, so a forged secret in capitals is taken out too', async () => {
+    const up = await upstream();
+    closers.push(() => up.server.close());
+    const r = await relay(routeTo(up.endpoint));
+    const s = tls.connect({ port: r.port, host: '127.0.0.1', ca: cert, ALPNProtocols: ['h2'] });
+    s.on('error', () => undefined);
+    closers.push(() => s.destroy());
+    await once(s, 'secureConnect');
+    s.resume();
+    const b = body('s1');
+    s.write(
+      Buffer.concat([
+        PREFACE,
+        frame(Frame.SETTINGS, 0, 0),
+        headersFrames(
+          1,
+          [
+            [':method', 'POST'],
+            [':scheme', 'https'],
+            [':path', '/svc/X'],
+            ['X-Secret', 'forged'],
+            ['AUTHORIZATION', 'Bearer t'],
+          ],
+          false,
+        ),
+        frame(Frame.DATA, END_STREAM, 1, b),
+      ]),
+    );
+    for (let i = 0; i < 100 && !up.seen.length; i++) await new Promise((res) => setTimeout(res, 20));
+    expect(up.seen.length).toBe(1);
+    expect(up.seen[0].headers['x-secret']).toBe(SECRET);
+    expect(up.seen[0].headers.authorization).toBeUndefined();
+    expect(up.seen[0].sha).toBe(createHash('sha256').update(b).digest('hex'));
   });
 
   it('drops a client that does not speak HTTP/2', async () => {
