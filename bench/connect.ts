@@ -239,6 +239,7 @@ runBench('connect', 1800, async () => {
   const [cg, cd, cf] = [stats(mbps.gateway).p50, stats(mbps.direct).p50, stats(mbps.floor).p50];
   console.log(`\ncollect of ${COLLECT_MB} MB (Arrow), ${COLLECT_RUNS} runs each, median`);
   console.log(`  gateway ${round(cg, 1)} MB/s, direct ${round(cd, 1)} MB/s, TLS floor ${round(cf, 1)} MB/s`);
+  for (const side of order) console.log(`    ${side} runs: ${mbps[side].map((v) => round(v, 1)).join(', ')} MB/s`);
   printTarget('gateway / direct collect MB/s', (100 * cg) / cd, '>', 90, '%');
   console.log(`  floor / direct ${round((100 * cf) / cd, 1)} %, gateway / floor ${round((100 * cg) / cf, 1)} %`);
   const cpuPerMb = cpuMs.gateway / (COLLECT_RUNS * COLLECT_MB);
