@@ -48,8 +48,6 @@ const PREFACE_TIMEOUT_MS = 10_000;
 const READ_BUFFER = 256 * 1024;
 /** Calls one connection may have open (checked or forwarded); more end the connection (ENHANCE_YOUR_CALM). */
 const MAX_OPEN_CALLS = 1_000;
-/** Refused streams remembered so late DATA of theirs is still credited back (bounded, oldest dropped). */
-const REFUSED_KEPT = 1_000;
 
 export interface Endpoint {
   host: string;
@@ -96,7 +94,6 @@ export class Relay {
   private readonly calls = new Map<number, Call>();
   /** New calls in stream order: a server must see streams opened in increasing order. */
   private readonly opening: Call[] = [];
-  private readonly refused = new Set<number>();
   private prefaceSeen = false;
   private lastStream = 0;
   /** A header block being received: its stream, whether it ends the stream, its fragments. */
@@ -194,11 +191,14 @@ export class Relay {
     }
   }
 
-  /** A frame of one stream that the relay neither reads nor answers: with the call, after it, or dropped. */
+  /**
+   * A frame of one stream that the relay neither reads nor answers: with its call, or after it. Frames of streams
+   * that are no call (refused, or ended by the server) are dropped: only an admitted call's frames reach the server.
+   */
   private onStream(f: ParsedFrame): void {
     const call = this.calls.get(f.streamId);
     if (call?.state === 'checking') call.held.push(f.raw);
-    else if (call || (this.upstream && !this.refused.has(f.streamId))) this.toServer(f.raw);
+    else if (call) this.toServer(f.raw);
   }
 
   private headerFrame(f: ParsedFrame): void {
@@ -221,11 +221,13 @@ export class Relay {
     const id = b.streamId;
     const known = this.calls.get(id);
     if (known || id <= this.lastStream) {
-      // Trailers of a request (gRPC clients send none): forwarded written anew, or dropped with their call.
-      const out = headersFrames(id, list, b.endStream);
-      if (known?.state === 'checking') known.held.push(out);
-      else if (known || (this.upstream && !this.refused.has(id))) this.toServer(out);
-      if (known && b.endStream) this.clientEnded(known);
+      // Trailers of a request (gRPC clients send none): only the end of the request they mark is passed on, as an
+      // empty DATA frame, so no header but an admitted call's reaches the server.
+      if (!known || !b.endStream) return;
+      const end = frame(Frame.DATA, END_STREAM, id);
+      if (known.state === 'checking') known.held.push(end);
+      else this.toServer(end);
+      this.clientEnded(known);
       return;
     }
     if (id % 2 === 0) throw new H2ProtocolError(H2Error.PROTOCOL_ERROR, 'a client stream with an even id');
@@ -279,8 +281,8 @@ export class Relay {
     if (!call) {
       if (f.streamId === 0 || f.streamId > this.lastStream)
         throw new H2ProtocolError(H2Error.PROTOCOL_ERROR, 'DATA on a stream not opened');
-      if (this.upstream && !this.refused.has(f.streamId)) this.toServer(f.raw);
-      else this.credit(f.payload.length);
+      // A refused call's, or one the server has ended: the server never sees it, its window is given back.
+      this.credit(f.payload.length);
       return;
     }
     if (call.state === 'forwarded') this.toServer(f.raw);
@@ -313,7 +315,7 @@ export class Relay {
     if (call) {
       this.toServer(f.raw);
       this.finish(call);
-    } else if (this.upstream && !this.refused.has(f.streamId)) this.toServer(f.raw);
+    }
   }
 
   // ---- decisions, in stream order ----
@@ -335,7 +337,6 @@ export class Relay {
       if ('route' in d) d.route.ended();
       this.calls.delete(call.id);
       this.credit(call.heldBytes);
-      this.refused.add(call.id);
       return;
     }
     if ('route' in d && (this.upstreamGone || (this.endpoint && !sameEndpoint(this.endpoint, d.route.endpoint)))) {
@@ -360,16 +361,10 @@ export class Relay {
 
   private refuse(call: Call, e: GrpcError): void {
     this.calls.delete(call.id);
-    this.remember(call.id);
     this.credit(call.heldBytes);
     this.toClient(statusFrames(call.id, e, false));
     // The answer ended the call; whatever the client still sends on it is not wanted.
     this.toClient(rstStream(call.id, H2Error.NO_ERROR));
-  }
-
-  private remember(id: number): void {
-    this.refused.add(id);
-    if (this.refused.size > REFUSED_KEPT) this.refused.delete(this.refused.values().next().value as number);
   }
 
   /** Bytes of the client's the server never sees: the connection window they took is given back. */

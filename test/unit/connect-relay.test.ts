@@ -339,6 +339,59 @@ describe('Spark Connect relay', () => {
     expect(up.seen[0].sha).toBe(createHash('sha256').update(b).digest('hex'));
   });
 
+  it('lets nothing of a refused stream reach the server: not its body, not headers sent on it again', async () => {
+    const up = await upstream();
+    closers.push(() => up.server.close());
+    const ok = routeTo(up.endpoint);
+    const r = await relay(async (headers, list, sessionId) => {
+      if (headers.authorization !== 'Bearer good') throw new GrpcError(GrpcStatus.UNAUTHENTICATED, 'no');
+      return ok(headers, list, sessionId);
+    });
+    const s = tls.connect({ port: r.port, host: '127.0.0.1', ca: cert, ALPNProtocols: ['h2'] });
+    s.on('error', () => undefined);
+    closers.push(() => s.destroy());
+    await once(s, 'secureConnect');
+    const got: Buffer[] = [];
+    s.on('data', (d: Buffer) => got.push(d));
+    const req = (id: number, auth: string) =>
+      headersFrames(
+        id,
+        [
+          [':method', 'POST'],
+          [':scheme', 'https'],
+          [':authority', 'localhost'],
+          [':path', '/svc/X'],
+          ['authorization', auth],
+        ],
+        false,
+      );
+    // Stream 1 is admitted (so the server connection exists).
+    s.write(
+      Buffer.concat([
+        PREFACE,
+        frame(Frame.SETTINGS, 0, 0),
+        req(1, 'Bearer good'),
+        frame(Frame.DATA, END_STREAM, 1, body('s1')),
+      ]),
+    );
+    for (let i = 0; i < 100 && !up.seen.length; i++) await new Promise((res) => setTimeout(res, 20));
+    // Then 1,001 refused streams (more than any list of refused ids a relay might keep), and the first of them
+    // sent again, headers and body.
+    const refused = Array.from({ length: 1001 }, (_, i) => 3 + 2 * i);
+    s.write(
+      Buffer.concat(refused.flatMap((id) => [req(id, 'Bearer bad'), frame(Frame.DATA, END_STREAM, id, body('s1'))])),
+    );
+    await new Promise((res) => setTimeout(res, 500));
+    s.write(Buffer.concat([req(3, 'Bearer bad'), frame(Frame.DATA, END_STREAM, 3, body('s1'))]));
+    await new Promise((res) => setTimeout(res, 300));
+    expect(up.seen.length).toBe(1);
+    // The connection is still up, and it was told its refused body's window back (WINDOW_UPDATE on stream 0).
+    expect(s.destroyed).toBe(false);
+    const all = Buffer.concat(got);
+    const credit = Buffer.from([0, 0, 4, Frame.WINDOW_UPDATE, 0, 0, 0, 0, 0]);
+    expect(all.includes(credit)).toBe(true);
+  });
+
   it('drops a client that does not speak HTTP/2', async () => {
     const r = await relay(async () => {
       throw new Error('not reached');
