@@ -45,6 +45,8 @@ export interface RouteDef<S extends z.ZodType = z.ZodType> {
   query?: { name: string; description: string; array?: boolean }[];
   /** Schema of the success body; absent: 200 with an empty body. */
   response?: z.ZodType;
+  /** Other media types the success body comes in (chosen by the request's Accept), each with what it holds. */
+  alternatives?: Record<string, string>;
   errors?: (400 | 402 | 404 | 409 | 503)[];
   /** Success returns the body; undefined means 200 with an empty body. */
   handler: (input: RouteInput<z.infer<S>>) => Promise<unknown>;
@@ -156,9 +158,19 @@ export function openApiDocument(defs: RouteDef[]): Record<string, unknown> {
       schema: q.array ? { type: 'array', items: { type: 'string' } } : { type: 'string' },
       ...(q.array ? { style: 'form', explode: true } : {}),
     }));
+    const alternatives = Object.entries(def.alternatives ?? {}).map(([type, description]) => [
+      type,
+      { schema: { type: 'string', description } },
+    ]);
     const responses: Record<string, unknown> = {
       200: def.response
-        ? { description: 'OK', content: { 'application/json': { schema: schema(def.response, 'output') } } }
+        ? {
+            description: 'OK',
+            content: {
+              'application/json': { schema: schema(def.response, 'output') },
+              ...Object.fromEntries(alternatives),
+            },
+          }
         : { description: 'OK, empty body' },
     };
     for (const code of def.errors ?? []) {

@@ -2,7 +2,8 @@
 // protocol client the API uses (lib/sql), side by side in one run. Per engine (SPARK_SQL: the Spark Thrift
 // Server; TRINO: Trino, when installed):
 //   - `select 1`, sequential, API and direct calls alternating: overhead = API − direct (p50, p99)
-//   - a 100,000-row result: rows/s through the API vs direct
+//   - a 100,000-row result: rows/s through the API (as one JSON object, and as JSON lines parsed as they
+//     arrive) vs direct
 //   - 8 concurrent clients for a fixed time: statements/s through the API vs direct (8 direct sessions), and
 //     the CPU ms a statement cost this process, the MongoDB-protocol server and Temporal on each side
 // Targets: overhead p50 < 5 ms and p99 < 20 ms; 100,000 rows at ≥ 90 % of direct; 8 clients at ≥ 90 %.
@@ -21,7 +22,8 @@
 //   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (9), BENCH_SECONDS (10),
 //                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (15 s a side), BENCH_CONCURRENT_ROUNDS (4:
 //                              BENCH_SECONDS a side in alternating rounds), BENCH_ENGINES (SPARK_SQL,TRINO),
-//                              BENCH_CLIENT (http | fetch), BENCH_API (process | in-process)
+//                              BENCH_CLIENT (http | fetch), BENCH_API (process | in-process),
+//                              BENCH_ONLY=rows (the 100,000-row phase alone; each run's figures printed)
 //   BENCH_CPU_PROFILE=<dir>    writes V8 CPU profiles of this process over the API's measured concurrent phase
 //                              (<dir>/sql-<engine>.cpuprofile) and one extra 100,000-row API call
 //                              (<dir>/sql-rows-<engine>.cpuprofile; summarise with `npx tsx bench/cpuprofile-summary.ts`).
@@ -52,6 +54,8 @@ const CONCURRENT_ROUNDS = Math.max(1, envInt('BENCH_CONCURRENT_ROUNDS', 4));
 const ROWS = 100_000;
 const ENGINES = (process.env.BENCH_ENGINES ?? 'SPARK_SQL,TRINO').split(',') as SqlEngine[];
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+const ROWS_ONLY = process.env.BENCH_ONLY === 'rows';
+if (process.env.BENCH_ONLY && !ROWS_ONLY) throw new Error(`BENCH_ONLY='${process.env.BENCH_ONLY}': rows or unset`);
 const CLIENT = process.env.BENCH_CLIENT ?? 'http';
 if (CLIENT !== 'http' && CLIENT !== 'fetch') throw new Error(`BENCH_CLIENT='${CLIENT}': http or fetch`);
 const API = process.env.BENCH_API ?? 'process';
@@ -143,6 +147,71 @@ function apiSide(s: BenchStack, engine: SqlEngine): Side {
     },
   };
   return side;
+}
+
+/**
+ * POST `body` to `url` over `agent` asking for JSON lines; each complete line is parsed as it arrives (rows kept,
+ * as the other sides keep theirs). Resolves the status, the rows, and the last line's info; rejects a cut answer.
+ */
+function postLines(
+  agent: http.Agent,
+  url: URL,
+  body: string,
+): Promise<{ status: number; rows: unknown[][][]; info?: { state: string; exception?: string }; text?: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          accept: 'application/x-ndjson',
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const rows: unknown[][][] = [];
+        let info: { state: string } | undefined;
+        let partial: Buffer[] = [];
+        res.on('data', (c: Buffer) => {
+          const nl = c.lastIndexOf(10);
+          if (nl < 0) return void partial.push(c);
+          partial.push(c.subarray(0, nl));
+          const text = partial.length === 1 ? partial[0].toString('utf8') : Buffer.concat(partial).toString('utf8');
+          partial = [c.subarray(nl + 1)];
+          for (const line of text.split('\n')) {
+            const o = JSON.parse(line) as { rows?: unknown[][]; info?: { state: string } };
+            if (o.rows) rows.push(o.rows);
+            else if (o.info) info = o.info;
+          }
+        });
+        res.on('close', () => {
+          if (!res.complete) return reject(new Error('API: the answer was cut short'));
+          const rest = Buffer.concat(partial).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, rows, info, ...(rest ? { text: rest } : {}) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Runs `statement` through POST /sql/execute as JSON lines, parsed as they arrive; resolves the number of rows. */
+function apiLinesSide(s: BenchStack, engine: SqlEngine): Side {
+  const url = new URL(`${s.url}/sql/execute`);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  defer('API lines client agent', () => agent.destroy());
+  return {
+    label: 'API lines',
+    async run(statement, maxRows) {
+      const { status, rows, info, text } = await postLines(agent, url, JSON.stringify({ statement, engine, maxRows }));
+      if (status !== 200 || info?.state !== 'FINISHED')
+        throw new Error(`API lines: HTTP ${status} ${info?.exception ?? text?.slice(0, 300) ?? ''}`);
+      return rows.reduce((n, r) => n + r.length, 0);
+    },
+  };
 }
 
 /** Runs `statement` on one direct session of the protocol client; resolves the number of rows. */
@@ -242,6 +311,14 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
   defer(`${engine} direct sessions`, () => Promise.all(conns.map((c) => c.close())));
   const direct = directSide(conns[0]);
 
+  const lat = ROWS_ONLY ? undefined : await latency(api, direct);
+  const big = await manyRows(engine, api, direct, s, endpoint);
+  if (ROWS_ONLY) return big;
+  return { ...lat, ...big, ...(await concurrent(s, engine, api, conns)) };
+}
+
+/** `select 1`, sequential, API and direct alternating: the overhead. */
+async function latency(api: Side, direct: Side) {
   for (let i = 0; i < WARMUP; i++) await Promise.all([api.run('select 1', 10), direct.run('select 1', 10)]);
   const lat: Record<'API' | 'direct', number[]> = { API: [], direct: [] };
   for (let i = 0; i < N; i++) {
@@ -258,26 +335,68 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
   const overheadP99 = a.p99 - d.p99;
   printTarget('overhead p50', overheadP50, '<', 5, 'ms');
   printTarget('overhead p99', overheadP99, '<', 20, 'ms');
+  return {
+    apiP50: round(a.p50, 2),
+    apiP99: round(a.p99, 2),
+    directP50: round(d.p50, 2),
+    directP99: round(d.p99, 2),
+    overheadP50: round(overheadP50, 2),
+    overheadP99: round(overheadP99, 2),
+  };
+}
 
-  const rowsPerS: Record<'API' | 'direct', number[]> = { API: [], direct: [] };
+/** The 100,000-row result: rows/s through the API (two shapes) and direct. */
+async function manyRows(engine: SqlEngine, api: Side, direct: Side, s: BenchStack, endpoint: EngineEndpoint) {
+  // CPU ms of this process, the API's and the engine's (found by its port on its command line), per side.
+  // (Trino's port is in its config file, not its command line: its CPU is not counted.)
+  const enginePid = engine === 'SPARK_SQL' ? pidsMentioning(`thrift.port=${endpoint.port}`, 'thriftserver') : 0;
+  const cpu = () => [
+    process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
+    s.apiPid ? (treeTicks(s.apiPid) * 1000) / TICKS : 0,
+    enginePid ? (treeTicks(enginePid) * 1000) / TICKS : 0,
+  ];
+  const cpuMs: Record<string, number[][]> = { API: [], 'API lines': [], direct: [] };
+
+  // Three sides in rotating order: the API's JSON object (parsed after its last byte, as `res.json()` does), the
+  // API's JSON lines (parsed as they arrive), and the direct client (rows decoded as they arrive).
+  const lines = apiLinesSide(s, engine);
+  for (const side of [api, lines, direct]) await side.run(BIG[engine], ROWS); // warm-up
+  const rowsPerS: Record<'API' | 'API lines' | 'direct', number[]> = { API: [], 'API lines': [], direct: [] };
   const parseMs: number[] = [];
   for (let i = 0; i < ROWS_RUNS; i++) {
-    for (const side of i % 2 ? [api, direct] : [direct, api]) {
+    const order = [direct, api, lines];
+    for (const side of [...order.slice(i % 3), ...order.slice(0, i % 3)]) {
       // One warm API run under the profiler (BENCH_CPU_PROFILE), and not counted: the profiler slows it.
       if (PROFILE_DIR && side === api && i === ROWS_RUNS - 1)
         await profiled(`sql-rows-${engine}`, () => time(side, BIG[engine], ROWS));
+      const c0 = cpu();
       const [ms, rows] = await time(side, BIG[engine], ROWS);
+      const c1 = cpu();
+      cpuMs[side.label].push(c1.map((v, k) => v - c0[k]));
       if (rows !== ROWS) throw new Error(`${side.label}: ${rows} rows, expected ${ROWS}`);
-      rowsPerS[side.label as 'API' | 'direct'].push((rows / ms) * 1000);
+      rowsPerS[side.label as 'API' | 'API lines' | 'direct'].push((rows / ms) * 1000);
       if (side === api) parseMs.push(api.lastParseMs!);
     }
+    if (ROWS_ONLY)
+      console.log(
+        `  run ${i + 1}: ${Object.entries(rowsPerS)
+          .map(([label, r]) => `${label} ${round((1000 * ROWS) / r.at(-1)!)} ms`)
+          .join(', ')}`,
+      );
   }
   const bigApi = stats(rowsPerS.API).p50;
+  const bigLines = stats(rowsPerS['API lines']).p50;
   const bigDirect = stats(rowsPerS.direct).p50;
   console.log(
-    `\n${ROWS} rows (${BIG[engine]}), median of ${ROWS_RUNS}: API ${round(bigApi, 0)} rows/s, direct ${round(bigDirect, 0)} rows/s`,
+    `\n${ROWS} rows (${BIG[engine]}), median of ${ROWS_RUNS}: API ${round(bigApi, 0)} rows/s, ` +
+      `API as JSON lines ${round(bigLines, 0)} rows/s, direct ${round(bigDirect, 0)} rows/s`,
   );
-  printTarget('API / direct rows/s', (100 * bigApi) / bigDirect, '>', 90, '%');
+  for (const [label, runs] of Object.entries(cpuMs)) {
+    const med = (k: number) => round(stats(runs.map((r) => r[k])).p50, 0);
+    console.log(`  CPU ms a call, ${label.padEnd(9)}: this process ${med(0)}, API process ${med(1)}, engine ${med(2)}`);
+  }
+  printTarget('API (JSON object) / direct rows/s', (100 * bigApi) / bigDirect, '>', 90, '%');
+  printTarget('API (JSON lines) / direct rows/s', (100 * bigLines) / bigDirect, '>', 90, '%');
   // The part no server can shorten: after the last byte, the client turns the whole body into rows (a direct
   // client has them as they come). Shown apart, so the API's own share of the gap is plain.
   const parse = stats(parseMs).p50;
@@ -286,6 +405,16 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
       `${round((100 * parse * bigApi) / ROWS / 1000)} % of the call`,
   );
 
+  return {
+    rowsPerSApi: round(bigApi, 0),
+    rowsApiClientParseMs: round(parse),
+    rowsPerSApiLines: round(bigLines, 0),
+    rowsPerSDirect: round(bigDirect, 0),
+  };
+}
+
+/** 8 concurrent clients a side: statements/s and the CPU a statement cost. */
+async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: SqlConnection[]) {
   // Both paths warmed at this concurrency first: the JITs (this process's, and the MongoDB-protocol server's,
   // which compiles the API's audit and history writes) take tens of seconds at an engine's rate, which would
   // otherwise count against the API alone. A deployed MongoDB has no JIT to warm.
@@ -320,15 +449,6 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
     );
   printTarget('API / direct statements/s', (100 * apiRate) / directRate, '>', 90, '%');
   return {
-    apiP50: round(a.p50, 2),
-    apiP99: round(a.p99, 2),
-    directP50: round(d.p50, 2),
-    directP99: round(d.p99, 2),
-    overheadP50: round(overheadP50, 2),
-    overheadP99: round(overheadP99, 2),
-    rowsPerSApi: round(bigApi, 0),
-    rowsApiClientParseMs: round(parse),
-    rowsPerSDirect: round(bigDirect, 0),
     concurrentApi: round(apiRate, 1),
     concurrentDirect: round(directRate, 1),
     concurrentApiCpuMs: round(apiCpu.self + apiCpu.api + apiCpu.mongo + apiCpu.temporal, 2),

@@ -1,8 +1,9 @@
 // POST /sql/execute streams large results (api/sql/execute/result-body.ts): rows go to the client as the
 // engine's batches arrive, with back-pressure, against a real Spark Thrift Server and a real Trino. A result
-// of many batches arrives whole and in order; a small one is answered in one piece as before; a client that
-// goes away mid-result has its statement stopped in the engine and its session freed; a statement that fails
-// after its rows started has its transfer cut; the API holds a few batches, not the result.
+// of many batches arrives whole and in order, as one JSON object or as JSON lines; a small one is answered in
+// one piece as before; a client that goes away mid-result has its statement stopped in the engine and its
+// session freed; a statement that fails after its rows started has its transfer cut; the API holds a few
+// batches, not the result.
 // One session per engine (SQL_SESSIONS_PER_ENGINE=1), so a session kept by a forgotten statement shows.
 import { existsSync } from 'node:fs';
 import http from 'node:http';
@@ -21,10 +22,13 @@ const sql = (statement: string, extra: Record<string, unknown> = {}) =>
   call(h, 'POST', '/sql/execute', { statement, ...extra });
 
 /** POST /sql/execute with the raw answer: status, headers and text. */
-async function raw(body: Record<string, unknown>): Promise<{ status: number; headers: Headers; text: string }> {
+async function raw(
+  body: Record<string, unknown>,
+  accept?: string,
+): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${h.url}/sql/execute`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(accept ? { accept } : {}) },
     body: JSON.stringify(body),
   });
   return { status: res.status, headers: res.headers, text: await res.text() };
@@ -108,6 +112,59 @@ describe.each(['SPARK_SQL', 'TRINO'] as const)('streamed results on %s', (engine
     );
     const rec = await ended(marker);
     expect(rec).toMatchObject({ state: 'FINISHED', rows: n });
+  });
+
+  it('as JSON lines when asked for: columns, lines of rows as they come, then info and logs', async (ctx) => {
+    skipUnlessInstalled(ctx);
+    const n = 45_000;
+    const marker = `lines_${engine.toLowerCase()}`;
+    const r = await raw({ statement: ordered[engine](n, marker), engine, maxRows: n }, 'application/x-ndjson');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/x-ndjson');
+    expect(r.headers.get('transfer-encoding')).toBe('chunked');
+    expect(r.text.endsWith('\n')).toBe(true);
+    const lines = r.text
+      .slice(0, -1)
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(Object.keys(lines[0])).toEqual(['columns']);
+    expect((lines[0].columns as { name: string }[]).map((c) => c.name)).toEqual(['id', marker]);
+    const last = lines.at(-1)!;
+    expect(Object.keys(last)).toEqual(['info', 'logs']);
+    expect(last.info).toMatchObject({ state: 'FINISHED' });
+    const middle = lines.slice(1, -1);
+    // More than one batch, each its own line.
+    expect(middle.length).toBeGreaterThan(1);
+    for (const l of middle) expect(Object.keys(l)).toEqual(['rows']);
+    const rows = middle.flatMap((l) => l.rows as unknown[][]);
+    expect(rows.length).toBe(n);
+    expect(rows.findIndex((row, i) => row[0] !== i || row[1] !== String(i))).toBe(-1);
+    expect(await ended(marker)).toMatchObject({ state: 'FINISHED', rows: n });
+
+    // A small result: the same lines in one piece, with their length; a failing statement: no rows line.
+    const small = await raw({ statement: 'select 1 as one', engine }, 'application/x-ndjson');
+    expect(small.headers.get('content-type')).toBe('application/x-ndjson');
+    expect(Number(small.headers.get('content-length'))).toBe(Buffer.byteLength(small.text));
+    const smallLines = small.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(smallLines.map((l) => Object.keys(l))).toEqual([['columns'], ['rows'], ['info', 'logs']]);
+    expect(smallLines[1].rows).toEqual([[1]]);
+    const bad = await raw({ statement: 'selec nothing', engine }, 'application/x-ndjson');
+    const badLines = bad.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(badLines.map((l) => Object.keys(l))).toEqual([['columns'], ['info', 'logs']]);
+    expect(badLines[1].info).toMatchObject({ state: 'ERROR', exception: expect.any(String) });
+    // Client mistakes stay one JSON {message}; a client preferring JSON gets the object.
+    const missing = await raw({ statement: 'select 1', engine, clusterId: 'nope' }, 'application/x-ndjson');
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(missing.text)).toEqual({ message: expect.any(String) });
+    const preferred = await raw({ statement: 'select 1', engine }, 'application/x-ndjson;q=0.5, application/json');
+    expect(JSON.parse(preferred.text)).toMatchObject({ info: { state: 'FINISHED' }, rows: [[1]] });
   });
 
   it('a small result is answered in one piece, with its length, as before', async (ctx) => {

@@ -6,7 +6,7 @@ import { SqlStatementCreation, SqlStatementResult } from '../../../domain/sql';
 import type { ApiDeps } from '../../deps';
 import { logger } from '../../../lib/log';
 import { route } from '../../routing';
-import { ResultBody } from './result-body';
+import { RESULT_TYPES, ResultBody, type ResultType } from './result-body';
 import type { SqlRuntime } from './runtime';
 import { executeStatement } from './service';
 
@@ -31,12 +31,14 @@ function abortOnDisconnect(ctx: Context): AbortSignal {
 async function answer(deps: ApiDeps & { sql: SqlRuntime }, body: z.infer<typeof ExecuteBody>, ctx: Context) {
   // The body is written here, not by Koa after every middleware has returned: the client has its answer
   // without waiting for the audit record (written right after, with the status set here).
+  // Ilum's JSON object unless the client prefers JSON lines (an Accept with neither gets the object too).
+  const type = (ctx.accepts(...RESULT_TYPES) || 'application/json') as ResultType;
   const start = () => {
     ctx.status = 200;
-    ctx.type = 'json';
+    ctx.type = type;
     ctx.respond = false;
   };
-  const out = new ResultBody(ctx.res, start, Date.now());
+  const out = new ResultBody(ctx.res, start, Date.now(), type);
   let result: Awaited<ReturnType<typeof executeStatement>>;
   try {
     result = await executeStatement(deps, body, abortOnDisconnect(ctx), out);
@@ -71,6 +73,10 @@ export const sqlExecuteRoutes = (deps: ApiDeps & { sql: SqlRuntime }) => [
       "Execute an SQL statement (4.26) on the cluster's engine (started when none runs); a failing statement answers 200 with info.state ERROR",
     body: { kind: 'json', schema: ExecuteBody },
     response: SqlStatementResult,
+    alternatives: {
+      'application/x-ndjson':
+        'The same result as JSON lines, asked for with Accept: application/x-ndjson: {"columns":[…]}, then {"rows":[…]} per batch of the engine, then {"info":{…},"logs":[…]} last',
+    },
     errors: [400, 402, 404, 409],
     handler: ({ body, ctx }) => answer(deps, body, ctx),
   }),
