@@ -33,9 +33,9 @@ export type ServiceRunner = 'dist' | 'tsx';
 /**
  * Node's flags for the API process (also in deploy/: the image's command, temporal-dev.yml and the chart). A
  * young generation of up to 32 MB a semi-space (Node 20's default is 16): a large SQL result or a busy minute
- * makes many short-lived objects (the engine's rows, their JSON), and with the default most of the API's CPU
- * on them went to collecting them. Measured with `BENCH_ONLY=rows npm run bench:sql`: 80-90 ms of the API's
- * CPU per 100,000 rows at 16 MB, 50-60 ms at 32 MB (bench/README.md).
+ * makes many short-lived objects (the engine's rows, their JSON), and with the default about a third of the
+ * API's CPU on them went to collecting them. Measured with `BENCH_ONLY=rows npm run bench:sql`: 80-90 ms of
+ * the API's CPU per 100,000 rows at 16 MB, 50-60 ms at 32 MB, no better at 64 (bench/README.md).
  */
 export const API_NODE_FLAGS = ['--max-semi-space-size=32'];
 

@@ -1,8 +1,9 @@
 // The body of POST /sql/execute, written as the engine's rows arrive. Each batch is serialised once, when it
-// comes, to UTF-8 bytes, in pieces of up to 1,000 rows (each written before the next is serialised). A result whose rows stay under STREAM_AFTER_BYTES is answered in one piece (with
-// Content-Length; the bytes JSON.stringify of the whole result gives); a larger one goes out chunked while
-// the engine is still being read, with back-pressure: the engine is asked for no batch beyond the next until
-// the client has taken the last one.
+// comes, to UTF-8 bytes, in pieces of up to 1,000 rows (each written before the next is serialised). A result
+// whose rows stay under STREAM_AFTER_BYTES is answered in one piece (with Content-Length; the bytes
+// JSON.stringify of the whole result gives); a larger one goes out chunked while the engine is still being
+// read, with back-pressure: the engine is asked for no batch beyond the next until the client has taken the
+// last one.
 //
 // Same object either way, keys in the order of SqlStatementResult (info, columns, rows, logs), except that a
 // streamed Trino result sends `info` after `rows`: Trino ends a query only after its last page (the Thrift

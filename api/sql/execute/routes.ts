@@ -75,7 +75,7 @@ export const sqlExecuteRoutes = (deps: ApiDeps & { sql: SqlRuntime }) => [
     response: SqlStatementResult,
     alternatives: {
       'application/x-ndjson':
-        'The same result as JSON lines, asked for with Accept: application/x-ndjson: {"columns":[…]}, then {"rows":[…]} per batch of the engine, then {"info":{…},"logs":[…]} last',
+        'The same result as JSON lines, asked for with Accept: application/x-ndjson: {"columns":[…]}, then {"rows":[…]} lines of up to 1,000 rows, then {"info":{…},"logs":[…]} last',
     },
     errors: [400, 402, 404, 409],
     handler: ({ body, ctx }) => answer(deps, body, ctx),
