@@ -31,6 +31,16 @@ export function treeTicks(root: number): number {
   return sum;
 }
 
+/** Resident set size of a process in MiB (Linux /proc). */
+export const rssMiB = (pid: number): number => {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : NaN;
+  } catch {
+    return NaN; // gone
+  }
+};
+
 /** Processes whose command line names the folder (Temporal's and MongoDB's data files are in it). */
 export function pidsMentioning(text: string, what: string): number {
   for (const d of readdirSync('/proc')) {

@@ -9,7 +9,7 @@
 //   npm run soak        SOAK_JOBS (10000), SOAK_WARMUP (200), SOAK_CONCURRENCY (16), SOAK_REPORT_EVERY (1000),
 //                       SOAK_RETENTION_MIN (10), SOAK_IDLE_S (30)
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../lib/config';
@@ -24,7 +24,7 @@ import { printHeader, printJson, printTarget, round } from '../testkit/stats';
 import { until } from '../testkit/wait';
 import { retentionScheduleId } from '../activities/retention';
 import { defer, envInt, pool, runBench } from './lifecycle';
-import { pidsMentioning, sizeMb, TICKS, treeTicks } from './proc-stats';
+import { pidsMentioning, rssMiB, sizeMb, TICKS, treeTicks } from './proc-stats';
 import { TINY_PY } from './stack';
 
 const JOBS = envInt('SOAK_JOBS', 10_000);
@@ -34,16 +34,6 @@ const REPORT_EVERY = envInt('SOAK_REPORT_EVERY', 1000);
 const RETENTION_MIN = envInt('SOAK_RETENTION_MIN', 10);
 const IDLE_S = envInt('SOAK_IDLE_S', 30);
 const CLUSTER = 'soak-k8s';
-
-/** Resident set size of a process in MiB (Linux /proc). */
-const rssMiB = (pid: number): number => {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : NaN;
-  } catch {
-    return NaN; // gone
-  }
-};
 
 // The limit allows for a loaded 2-core machine (~100 jobs a minute).
 runBench('soak', 1200 + JOBS, async () => {

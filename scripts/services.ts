@@ -30,26 +30,16 @@ export interface ServicesOptions {
  */
 export type ServiceRunner = 'dist' | 'tsx';
 
-/**
- * Node's flags for the API process (also in deploy/: the image's command, temporal-dev.yml and the chart). A
- * young generation of up to 32 MB a semi-space (Node 20's default is 16): a large SQL result or a busy minute
- * makes many short-lived objects (the engine's rows, their JSON), and with the default about a third of the
- * API's CPU on them went to collecting them. Measured with `BENCH_ONLY=rows npm run bench:sql`: 80-90 ms of
- * the API's CPU per 100,000 rows at 16 MB, 50-60 ms at 32 MB, no better at 64 (bench/README.md).
- */
-export const API_NODE_FLAGS = ['--max-semi-space-size=32'];
-
 export function serviceCommand(name: 'api' | 'worker', runner: ServiceRunner): { cmd: string; args: string[] } {
-  const flags = name === 'api' ? API_NODE_FLAGS : [];
   // tsx's loader inside node itself, not the tsx command (which runs node as its child): a signal to the
   // pid reaches the service, and a kill -9 leaves no orphan holding the port.
   if (runner === 'tsx') {
     const loader = pathToFileURL(path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
-    return { cmd: process.execPath, args: [...flags, '--import', loader, path.join(ROOT, name, 'main.ts')] };
+    return { cmd: process.execPath, args: ['--import', loader, path.join(ROOT, name, 'main.ts')] };
   }
   const entry = path.join(ROOT, 'dist', `${name}.js`);
   if (!existsSync(entry)) throw new Error(`${path.relative(ROOT, entry)} is missing: run npm run build`);
-  return { cmd: process.execPath, args: [...flags, '--enable-source-maps', entry] };
+  return { cmd: process.execPath, args: ['--enable-source-maps', entry] };
 }
 
 export interface Services {

@@ -2,7 +2,7 @@
 # The image of the API and the worker: compiled JavaScript (npm run build → dist/, with the prebuilt
 # workflow bundle), production node_modules only, non-root. One image, two commands:
 #
-#   API:    node --max-semi-space-size=32 dist/api.js   (the default command; listens on API_PORT, 9888)
+#   API:    node dist/api.js      (the default command; listens on API_PORT, 9888)
 #   worker: node dist/worker.js
 #
 #   docker build -f deploy/docker/service.Dockerfile -t spark-orchestrator:dev .
@@ -80,4 +80,4 @@ VOLUME /var/lib/spark-orchestrator
 USER 185:185
 EXPOSE 9888
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--max-semi-space-size=32", "dist/api.js"]
+CMD ["node", "dist/api.js"]

@@ -230,9 +230,7 @@ describe('Dockerfiles', () => {
       );
       expect(s.instructions.some((i) => i.op === 'ENV' && /LOG_FORMAT=json/.test(i.args))).toBe(true);
     }
-    expect(runtime.instructions.find((i) => i.op === 'CMD')?.args).toBe(
-      '["node", "--max-semi-space-size=32", "dist/api.js"]',
-    );
+    expect(runtime.instructions.find((i) => i.op === 'CMD')?.args).toBe('["node", "dist/api.js"]');
     // package.json must say "type": "module" for node to load dist/ as ES modules.
     expect(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).type).toBe('module');
     expect(namedContexts('service.Dockerfile')).toEqual(['spark-driver']);
@@ -345,7 +343,7 @@ describe('temporal-dev.yml', () => {
     expect(services.worker.build.target).toBe('runtime-spark');
     expect(services.api.build.target).toBe('runtime');
     expect(services.worker.command).toEqual(['node', 'dist/worker.js']);
-    expect(services.api.command).toEqual(['node', '--max-semi-space-size=32', 'dist/api.js']);
+    expect(services.api.command).toEqual(['node', 'dist/api.js']);
     expect(services.worker.environment.K8S_SPARK_IMAGE).toBe(services.driver.image);
     expect(services.api.volumes).toEqual(services.worker.volumes);
   });

@@ -533,7 +533,7 @@ describe('API and worker', () => {
     const { api, worker } = deployments(everything);
     expect(api.spec.replicas).toBe(3);
     expect(worker.spec.replicas).toBe(5);
-    expect(api.spec.template.spec.containers[0].command).toEqual(['node', '--max-semi-space-size=32', 'dist/api.js']);
+    expect(api.spec.template.spec.containers[0].command).toEqual(['node', 'dist/api.js']);
     expect(worker.spec.template.spec.containers[0].command).toEqual(['node', 'dist/worker.js']);
     expect(api.spec.template.spec.containers[0].image).toBe('spark-orchestrator:0.1.0');
     expect(worker.spec.template.spec.containers[0].image).toBe('registry.example.com/spark-orchestrator-spark:0.1.0');
