@@ -142,7 +142,7 @@ describe.each(['SPARK_SQL', 'TRINO'] as const)('streamed results on %s', (engine
     expect(await ended(marker)).toMatchObject({ state: 'FINISHED', rows: n });
 
     // A small result: the same lines in one piece, with their length; a failing statement: no rows line.
-    const small = await raw({ statement: 'select 1 as one', engine }, 'application/x-ndjson');
+    const small = await raw({ statement: 'select 1 as one', engine }, 'application/x-ndjson; charset=utf-8');
     expect(small.headers.get('content-type')).toBe('application/x-ndjson');
     expect(Number(small.headers.get('content-length'))).toBe(Buffer.byteLength(small.text));
     const smallLines = small.text

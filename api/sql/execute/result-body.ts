@@ -26,8 +26,7 @@ export const STREAM_AFTER_BYTES = 64 * 1024;
 const PIECE_ROWS = 1_000;
 
 /** The media types of the answer: one JSON object (Ilum's), or its parts as JSON lines. */
-export const RESULT_TYPES = ['application/json', 'application/x-ndjson'] as const;
-export type ResultType = (typeof RESULT_TYPES)[number];
+export type ResultType = 'application/json' | 'application/x-ndjson';
 
 const COMMA = 0x2c;
 

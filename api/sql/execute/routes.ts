@@ -6,7 +6,7 @@ import { SqlStatementCreation, SqlStatementResult } from '../../../domain/sql';
 import type { ApiDeps } from '../../deps';
 import { logger } from '../../../lib/log';
 import { route } from '../../routing';
-import { RESULT_TYPES, ResultBody, type ResultType } from './result-body';
+import { ResultBody, type ResultType } from './result-body';
 import type { SqlRuntime } from './runtime';
 import { executeStatement } from './service';
 
@@ -24,6 +24,12 @@ function abortOnDisconnect(ctx: Context): AbortSignal {
   return ac.signal;
 }
 
+/** Ilum's JSON object, unless the client prefers JSON lines (`; charset=utf-8` or not); an Accept of neither: the object. */
+function resultType(ctx: Context): ResultType {
+  const t = ctx.accepts('application/json', 'application/x-ndjson', 'application/x-ndjson; charset=utf-8');
+  return typeof t === 'string' && t.startsWith('application/x-ndjson') ? 'application/x-ndjson' : 'application/json';
+}
+
 /**
  * Runs the statement and answers it: whole (errors before the first byte as usual: 4xx {message}), or
  * streamed, ended when the statement FINISHED and cut otherwise.
@@ -31,8 +37,7 @@ function abortOnDisconnect(ctx: Context): AbortSignal {
 async function answer(deps: ApiDeps & { sql: SqlRuntime }, body: z.infer<typeof ExecuteBody>, ctx: Context) {
   // The body is written here, not by Koa after every middleware has returned: the client has its answer
   // without waiting for the audit record (written right after, with the status set here).
-  // Ilum's JSON object unless the client prefers JSON lines (an Accept with neither gets the object too).
-  const type = (ctx.accepts(...RESULT_TYPES) || 'application/json') as ResultType;
+  const type = resultType(ctx);
   const start = () => {
     ctx.status = 200;
     ctx.type = type;
