@@ -351,7 +351,7 @@ async function manyRows(engine: SqlEngine, api: Side, direct: Side, s: BenchStac
   // (Trino's port is in its config file, not its command line: its CPU is not counted.)
   const enginePid = engine === 'SPARK_SQL' ? pidsMentioning(`thrift.port=${endpoint.port}`, 'thriftserver') : 0;
   const cpu = () => [
-    process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
+    ((u) => (u.user + u.system) / 1000)(process.cpuUsage()),
     s.apiPid ? (treeTicks(s.apiPid) * 1000) / TICKS : 0,
     enginePid ? (treeTicks(enginePid) * 1000) / TICKS : 0,
   ];
@@ -394,8 +394,9 @@ async function manyRows(engine: SqlEngine, api: Side, direct: Side, s: BenchStac
   for (const [label, runs] of Object.entries(cpuMs)) {
     // The mean: /proc counts CPU in 10 ms ticks, coarse beside one call.
     const mean = (k: number) => round(runs.reduce((sum, r) => sum + r[k], 0) / runs.length, 0);
+    const engineMs = enginePid ? mean(2) : 'not counted';
     console.log(
-      `  CPU ms a call, ${label.padEnd(9)}: this process ${mean(0)}, API process ${mean(1)}, engine ${mean(2)}`,
+      `  CPU ms a call, ${label.padEnd(9)}: this process ${mean(0)}, API process ${mean(1)}, engine ${engineMs}`,
     );
   }
   if (s.apiPid) console.log(`  the API process's resident memory after these calls: ${rssMiB(s.apiPid)} MiB`);
