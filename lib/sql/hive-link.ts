@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { auth, connections, HiveClient, thrift } from 'hive-driver';
 import type { EngineEndpoint } from '../../domain/sql-engine';
+import { readFetchResults } from './hive-json';
 
 const { TCLIService, TCLIService_types: T } = thrift;
 
@@ -73,10 +74,25 @@ export class FramedTransport extends thriftLib.TFramedTransport {
 }
 
 type Callback = (err: unknown, res: unknown) => void;
+type Receive = (
+  this: GeneratedClient,
+  input: Parameters<typeof readFetchResults>[0],
+  mtype: number,
+  rseqid: number,
+) => void;
+/** The generated TCLIService client, as far as the in-place FetchResults reader needs it. */
+interface GeneratedClient {
+  _seqid: number;
+  _reqs: Record<number, Callback>;
+  recv_FetchResults: Receive;
+}
+const EXCEPTION = 3; // Thrift.MessageType
 
 /** A connection's RPCs as promises; all pending ones fail at once when the socket goes. */
 export class Link {
   private readonly pending = new Set<(e: Error) => void>();
+  /** FetchResults calls whose answers are read in place (hive-json.ts), by seqid. */
+  private readonly inPlace = new Set<number>();
   broken?: TransportError;
 
   constructor(
@@ -86,9 +102,22 @@ export class Link {
     const events = client as EventEmitter;
     events.on('error', (e: Error) => this.fail(`HiveServer2 connection failed: ${e.message}`));
     events.on('close', () => this.fail('HiveServer2 closed the connection'));
+    const generated = rpc as unknown as GeneratedClient;
+    const receive = generated.recv_FetchResults;
+    const inPlace = this.inPlace;
+    // thrift's connection calls recv_<method> with the seqid negated, the callback stored under that.
+    generated.recv_FetchResults = function (input, mtype, rseqid) {
+      if (!inPlace.delete(-rseqid) || mtype === EXCEPTION) return receive.call(this, input, mtype, rseqid);
+      const callback = this._reqs[rseqid];
+      delete this._reqs[rseqid];
+      const result = readFetchResults(input);
+      input.readMessageEnd();
+      callback?.(result ? null : 'FetchResults failed: unknown result', result);
+    };
   }
 
-  call<R>(method: string, req: unknown): Promise<R> {
+  /** `inPlace`: a FetchResults answer as hive-json.ts reads it (RawFetchResults), not thrift's objects. */
+  call<R>(method: string, req: unknown, inPlace = false): Promise<R> {
     if (this.broken) return Promise.reject(this.broken);
     return new Promise<R>((resolve, reject) => {
       this.pending.add(reject);
@@ -98,11 +127,13 @@ export class Link {
         if (err) reject(this.broken);
         else resolve(res as R);
       });
+      if (inPlace) this.inPlace.add((this.rpc as unknown as GeneratedClient)._seqid);
     });
   }
 
   fail(message: string) {
     this.broken ??= new TransportError(message);
+    this.inPlace.clear();
     for (const reject of this.pending) reject(this.broken);
     this.pending.clear();
   }

@@ -1,13 +1,15 @@
 // HiveServer2's Thrift protocol (Spark Thrift Server, Kyuubi): one TCP connection and one session per
 // SqlConnection. Statements run asynchronously; the server holds a status call until the statement ends
 // (long polling), results come in batches of raw typed columns, converted by hive-values.ts (hive-driver's own
-// result handler rounds DECIMAL and BIGINT, so only its connection and generated Thrift code are used).
+// result handler rounds DECIMAL and BIGINT, so only its connection and generated Thrift code are used), or, for
+// a sink that takes JSON, written as JSON text from the received bytes by hive-json.ts.
 // Over 300 lines on purpose: one connection's session, operations and fetch-ahead share its state; the wire
 // link (hive-link.ts) and value conversion (hive-values.ts) already live apart.
 import { thrift } from 'hive-driver';
 import type { EngineEndpoint } from '../../domain/sql-engine';
 import type { SqlColumn, SqlOperationInfo, SqlStatementState } from '../../domain/sql';
 import { openLink, type Link } from './hive-link';
+import { HiveJsonRows, type RawRowSet } from './hive-json';
 import { hiveColumns, hiveRows, type HiveColumnDesc, type HiveRowSet } from './hive-values';
 import { runControl, stopMessage, stoppedOutcome, type RunControl } from './pool';
 import type { RunOptions, SqlConnection, SqlProtocol, StatementOutcome } from './types';
@@ -225,10 +227,13 @@ class HiveConnection implements SqlConnection {
       'GetResultSetMetadata',
       new T.TGetResultSetMetadataReq({ operationHandle: op }),
     );
+    // A sink that takes JSON gets it written straight from the received bytes (hive-json.ts).
+    const asJson = !!sink?.jsonRows;
     const fetch = (n: number) =>
-      this.link.call<{ status: Status; results?: HiveRowSet }>(
+      this.link.call<{ status: Status; results?: HiveRowSet | RawRowSet }>(
         'FetchResults',
         new T.TFetchResultsReq({ operationHandle: op, orientation: FETCH_NEXT, maxRows: n, fetchType: 0 }),
+        asJson,
       );
     const asked: { size: number; reply: ReturnType<typeof fetch> }[] = [];
     let requested = 0;
@@ -253,13 +258,19 @@ class HiveConnection implements SqlConnection {
       const { size, reply } = asked.shift() as (typeof asked)[number];
       const res: Awaited<typeof reply> = await reply;
       if (!ok(res.status)) return { error: engineMessage(res.status.errorMessage) };
-      const n = res.results ? rowCount(res.results) : 0;
+      const n = !res.results ? 0 : asJson ? (res.results as RawRowSet).count : rowCount(res.results as HiveRowSet);
       if (!n) exhausted = true;
       // A short batch may be the server's own cap, not the end: what it left out is asked for again.
       requested -= size - n;
       // The next batches are asked for before this one is converted, so the server works meanwhile.
       askAhead();
       if (!n || count >= maxRows) continue;
+      if (asJson) {
+        const json = new HiveJsonRows(columns, res.results as RawRowSet, Math.min(n, maxRows - count));
+        count += json.count;
+        if (!control.reason) await sink!.jsonRows!(json);
+        continue;
+      }
       let batch = hiveRows(columns, res.results as HiveRowSet);
       if (count + batch.length > maxRows) batch = batch.slice(0, maxRows - count);
       count += batch.length;

@@ -25,6 +25,18 @@ export interface RowSink {
   begin(columns: SqlColumn[], ended?: SqlOperationInfo): void;
   /** A batch of rows, in the result's order. A returned promise holds back further fetching until it settles. */
   rows(batch: unknown[][]): void | Promise<void>;
+  /**
+   * Optional: the batch as JSON text instead of values, from a protocol that can write it without making the
+   * values (HiveServer2). Called instead of rows(), with the same back-pressure.
+   */
+  jsonRows?(batch: JsonRows): void | Promise<void>;
+}
+
+/** A batch of rows already serialised: the bytes JSON.stringify gives of their exact values. */
+export interface JsonRows {
+  readonly count: number;
+  /** `head`, then rows from..to (of 0..count) as JSON arrays joined by commas, then `tail`. */
+  encode(from: number, to: number, head: string, tail: string): Buffer;
 }
 
 export interface StatementOutcome {

@@ -12,7 +12,7 @@ import { isFinalPhase, type ClusterAdapter, type DriverSpec } from '../../domain
 import { sqlEngineDriverId, type EngineEndpoint, type SqlEngine } from '../../domain/sql-engine';
 import { loadConfig } from '../../lib/config';
 import { createSqlPool, protocols, type SqlPool } from '../../lib/sql';
-import type { RunOptions, StatementOutcome } from '../../lib/sql/types';
+import type { RowSink, RunOptions, StatementOutcome } from '../../lib/sql/types';
 import { trinoTestHome } from '../../testkit/trino';
 import { eventually } from '../../testkit/wait';
 import { sparkSpec } from '../../testkit/spark-spec';
@@ -181,6 +181,43 @@ describe.each(ENGINES)('%s through its protocol client', (type) => {
     expect(o.info.state).toBe('CANCELED');
     await eventually(async () => !(await stillRunning(type, d.slow)), 30_000, 500);
   });
+
+  // The API's path on the Thrift Server: rows written as JSON from the received bytes (lib/sql/hive-json.ts).
+  it.runIf(type === 'SPARK_SQL')(
+    'writes rows as JSON from the received bytes, as JSON.stringify gives the values',
+    async () => {
+      const q = (e: string) => `if(id = 1, null, ${e})`;
+      const wide =
+        `select ${q('true')} b, ${q('cast(-5 as tinyint)')} t, ${q('cast(300 as smallint)')} sm, ${q('-7')} i, ` +
+        `${q('9007199254740993L')} big, ${q('id - 9007199254740993L')} neg, ${q('cast(1.5 as float)')} f, ` +
+        `${q("cast('NaN' as double)")} nan, ${q("cast('-Infinity' as double)")} inf, ${q('0.1d')} dbl, ` +
+        `${q("concat('q', char(34), 'b', char(92), 'c', char(10), 'd', char(1))")} esc, ${q("'caf\u00e9 \u4e2d'")} u, ` +
+        `${q("cast('abc' as binary)")} bin, ${q("timestamp'2024-01-02 03:04:05'")} ts, ${q("date'2024-01-02'")} dt, ` +
+        `${q("array(named_struct('k', 'x,y', 'v', map('a', 1)))")} cx, ${q('cast(12.5 as decimal(5,1))')} dec ` +
+        'from range(3)';
+      const cases: [string, number][] = [
+        [d.types, 10],
+        [wide, 10],
+        [d.rows, 54_321], // stops inside a batch
+      ];
+      for (const [statement, maxRows] of cases) {
+        const values = await run(type, statement, { maxRows });
+        expect(values.info.state).toBe('FINISHED');
+        const pieces: string[] = [];
+        const sink: RowSink = {
+          begin: () => undefined,
+          rows: () => {
+            throw new Error('rows() called: the JSON path was not taken');
+          },
+          jsonRows: (b) => void pieces.push(b.encode(0, b.count, '', '').toString()),
+        };
+        const o = await run(type, statement, { maxRows, sink });
+        expect(o.info.state).toBe('FINISHED');
+        expect(o.rowCount).toBe(values.rows.length);
+        expect(`[${pieces.join(',')}]`).toBe(JSON.stringify(values.rows));
+      }
+    },
+  );
 
   it('runs 8 concurrent statements through one pool of 4 sessions', async () => {
     const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => run(type, `select ${i} + 1 as x`)));

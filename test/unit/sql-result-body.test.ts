@@ -28,14 +28,14 @@ const info: SqlOperationInfo = { state: 'FINISHED', creationTime: 1, startTime: 
 const batch = (from: number, n: number) => Array.from({ length: n }, (_, i) => [from + i, `"row ${from + i}"`]);
 
 /** Runs batches of `sizes` rows through a body of `type`; returns the bytes sent and whether it started early. */
-async function run(type: ResultType, sizes: number[], ended?: SqlOperationInfo) {
+async function run(type: ResultType, sizes: number[], ended?: SqlOperationInfo, serialised = false) {
   const r = recorder();
   let started = 0;
   const body = new ResultBody(r.res, () => started++, 1, type);
   body.begin(columns, ended);
   let from = 0;
   for (const n of sizes) {
-    await body.rows(batch(from, n));
+    await (serialised ? body.jsonRows(asJson(batch(from, n))) : body.rows(batch(from, n)));
     from += n;
   }
   if (body.streaming) {
@@ -53,7 +53,23 @@ async function run(type: ResultType, sizes: number[], ended?: SqlOperationInfo) 
 
 const all = (n: number) => batch(0, n);
 
+/** A batch as a protocol that serialises its own rows hands it over (lib/sql/types.ts JsonRows). */
+const asJson = (rows: unknown[][]) => ({
+  count: rows.length,
+  encode: (from: number, to: number, head: string, tail: string) =>
+    Buffer.from(head + JSON.stringify(rows.slice(from, to)).slice(1, -1) + tail),
+});
+
 describe('SQL result body', () => {
+  it('rows the protocol serialised give the same bytes as values, in both shapes, whole or streamed', async () => {
+    for (const type of ['application/json', 'application/x-ndjson'] as const)
+      for (const sizes of [[3, 2], [5_000, 2_500, 1], [1_500]]) {
+        const values = await run(type, sizes, info);
+        const serialised = await run(type, sizes, info, true);
+        expect(serialised).toEqual(values);
+      }
+  });
+
   it('a small result is JSON.stringify of the whole result, sent in one piece', async () => {
     const out = await run('application/json', [3, 2]);
     expect(out.streamed).toBe(false);

@@ -17,7 +17,7 @@
 // Without that last line the result is incomplete.
 import type { ServerResponse } from 'node:http';
 import type { SqlColumn, SqlOperationInfo, SqlStatementResult } from '../../../domain/sql';
-import type { RowSink } from '../../../lib/sql/types';
+import type { JsonRows, RowSink } from '../../../lib/sql/types';
 
 /** A result whose serialised rows stay below this is answered in one piece. */
 export const STREAM_AFTER_BYTES = 64 * 1024;
@@ -70,6 +70,20 @@ export class ResultBody implements RowSink {
     for (let i = 0; i < batch.length; i += PIECE_ROWS) {
       const piece = batch.length <= PIECE_ROWS ? batch : batch.slice(i, i + PIECE_ROWS);
       wait = this.put(this.lines ? this.line(piece) : this.elements(piece), piece.length) ?? wait;
+    }
+    return wait;
+  }
+
+  /** The same from rows the protocol serialised (HiveServer2): each piece's bytes are written around by it. */
+  jsonRows(batch: JsonRows): void | Promise<void> {
+    if (this.done || !batch.count) return;
+    let wait: void | Promise<void> = undefined;
+    for (let i = 0; i < batch.count; i += PIECE_ROWS) {
+      const to = Math.min(i + PIECE_ROWS, batch.count);
+      const piece = this.lines
+        ? batch.encode(i, to, '{"rows":[', ']}\n')
+        : batch.encode(i, to, this.count === 0 ? '' : ',', '');
+      wait = this.put(piece, to - i) ?? wait;
     }
     return wait;
   }
