@@ -2,11 +2,13 @@
 // data; DELETE on the nextUri cancels. A SqlConnection is a client session: catalog, schema, session
 // properties, prepared statements and transaction carried from one statement to the next the way Trino's own
 // clients do, over a keep-alive HTTP agent of its own. Bodies are parsed with big integers kept exact.
+// Over 300 lines on purpose: a statement's page loop, its session state and its cancel share one connection.
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { EngineEndpoint } from '../../domain/sql-engine';
 import type { SqlColumn, SqlOperationInfo } from '../../domain/sql';
 import { runControl, stopMessage, stoppedOutcome, type StopReason } from './pool';
 import type { RowSink, RunOptions, SqlConnection, SqlProtocol, StatementOutcome } from './types';
+import { rowsPassThrough, splitPage, type TrinoRowsText } from './trino-json';
 import { parseExactJson, trinoColumns, trinoRowConverter, type TrinoColumn } from './trino-values';
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -21,6 +23,8 @@ interface TrinoPage {
   nextUri?: string;
   columns?: TrinoColumn[];
   data?: unknown[][];
+  /** `data` left as text, for a sink that takes JSON (trino-json.ts). */
+  rowsText?: TrinoRowsText;
   stats?: {
     state: string;
     completedSplits?: number;
@@ -116,7 +120,8 @@ class TrinoConnection implements SqlConnection {
     const query = new Query(opts.maxRows, opts.sink);
     try {
       if (control.reason) return stopped(control.reason, []);
-      let page = await this.call('POST', `${this.base}/v1/statement`, abort.signal, statement);
+      const asText = !!opts.sink?.jsonRows;
+      let page = await this.call('POST', `${this.base}/v1/statement`, abort.signal, statement, asText);
       info.startTime = Date.now();
       for (;;) {
         const taking = query.take(page);
@@ -131,7 +136,7 @@ class TrinoConnection implements SqlConnection {
         query.next = page.nextUri;
         if (control.reason) break;
         // The next page is asked for while the sink takes this one.
-        const next = this.call('GET', page.nextUri, abort.signal);
+        const next = this.call('GET', page.nextUri, abort.signal, undefined, asText);
         if (taking) {
           next.catch(() => undefined); // awaited below, or dropped (aborted) when stopped
           await Promise.race([taking, control.stopped]);
@@ -149,8 +154,14 @@ class TrinoConnection implements SqlConnection {
     return stopped(control.reason ?? 'CANCELED', query.logs);
   }
 
-  /** One protocol request: the page, with the session changes its headers carry applied. */
-  private async call(method: string, url: string, signal: AbortSignal, body?: string): Promise<TrinoPage> {
+  /** One protocol request: the page, with the session changes its headers carry applied; `asText`: rows as text. */
+  private async call(
+    method: string,
+    url: string,
+    signal: AbortSignal,
+    body?: string,
+    asText = false,
+  ): Promise<TrinoPage> {
     const reply = await this.request(method, url, signal, body);
     if (reply.status !== 200) {
       this.broken = true;
@@ -159,7 +170,9 @@ class TrinoConnection implements SqlConnection {
       );
     }
     this.applySession(reply.headers);
-    return parseExactJson(reply.text) as TrinoPage;
+    const split = asText ? splitPage(reply.text) : undefined;
+    if (!split) return parseExactJson(reply.text) as TrinoPage;
+    return { ...(parseExactJson(split.rest) as TrinoPage), rowsText: split.rows };
   }
 
   private async request(method: string, url: string, signal: AbortSignal, body?: string): Promise<Reply> {
@@ -246,6 +259,8 @@ class Query {
   /** The URI that cancels the query while it runs. */
   next?: string;
   private convert?: (rows: unknown[][]) => unknown[][];
+  /** The sink takes JSON, and the rows go out as Trino sent them (trino-json.ts). */
+  private passThrough = false;
   private progress = '';
 
   constructor(
@@ -262,10 +277,17 @@ class Query {
     if (page.columns && !this.convert) {
       this.columns = trinoColumns(page.columns);
       this.convert = trinoRowConverter(page.columns);
+      this.passThrough = !!this.sink?.jsonRows && rowsPassThrough(page.columns);
       this.sink?.begin(this.columns);
     }
     let taking: void | Promise<void> = undefined;
-    if (page.data?.length && this.convert && !this.full) {
+    const text = page.rowsText;
+    if (text && !this.passThrough) page.data = parseExactJson(text.json) as unknown[][];
+    if (text?.count && this.passThrough && !this.full) {
+      const rows = text.limit(this.maxRows - this.count);
+      this.count += rows.count;
+      taking = this.sink!.jsonRows!(rows);
+    } else if (page.data?.length && this.convert && !this.full) {
       const room = this.maxRows - this.count;
       const rows = this.convert(page.data.length > room ? page.data.slice(0, room) : page.data);
       this.count += rows.length;
