@@ -23,7 +23,8 @@
 //                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (15 s a side), BENCH_CONCURRENT_ROUNDS (4:
 //                              BENCH_SECONDS a side in alternating rounds), BENCH_ENGINES (SPARK_SQL,TRINO),
 //                              BENCH_CLIENT (http | fetch), BENCH_API (process | in-process),
-//                              BENCH_ONLY=rows (the 100,000-row phase alone; each run's figures printed)
+//                              BENCH_ONLY=rows (the 100,000-row phase alone; each run's figures printed),
+//                              BENCH_ONLY=concurrent (the 8-client phase alone)
 //   BENCH_CPU_PROFILE=<dir>    writes V8 CPU profiles of this process over the API's measured concurrent phase
 //                              (<dir>/sql-<engine>.cpuprofile) and one extra 100,000-row API call
 //                              (<dir>/sql-rows-<engine>.cpuprofile; summarise with `npx tsx bench/cpuprofile-summary.ts`).
@@ -55,7 +56,9 @@ const ROWS = 100_000;
 const ENGINES = (process.env.BENCH_ENGINES ?? 'SPARK_SQL,TRINO').split(',') as SqlEngine[];
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const ROWS_ONLY = process.env.BENCH_ONLY === 'rows';
-if (process.env.BENCH_ONLY && !ROWS_ONLY) throw new Error(`BENCH_ONLY='${process.env.BENCH_ONLY}': rows or unset`);
+const CONCURRENT_ONLY = process.env.BENCH_ONLY === 'concurrent';
+if (process.env.BENCH_ONLY && !ROWS_ONLY && !CONCURRENT_ONLY)
+  throw new Error(`BENCH_ONLY='${process.env.BENCH_ONLY}': rows, concurrent or unset`);
 const CLIENT = process.env.BENCH_CLIENT ?? 'http';
 if (CLIENT !== 'http' && CLIENT !== 'fetch') throw new Error(`BENCH_CLIENT='${CLIENT}': http or fetch`);
 const API = process.env.BENCH_API ?? 'process';
@@ -311,6 +314,7 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
   defer(`${engine} direct sessions`, () => Promise.all(conns.map((c) => c.close())));
   const direct = directSide(conns[0]);
 
+  if (CONCURRENT_ONLY) return concurrent(s, engine, api, conns);
   const lat = ROWS_ONLY ? undefined : await latency(api, direct);
   const big = await manyRows(engine, api, direct, s, endpoint);
   if (ROWS_ONLY) return big;
