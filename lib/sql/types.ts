@@ -27,7 +27,7 @@ export interface RowSink {
   rows(batch: unknown[][]): void | Promise<void>;
   /**
    * Optional: the batch as JSON text instead of values, from a protocol that can write it without making the
-   * values (HiveServer2). Called instead of rows(), with the same back-pressure.
+   * values (HiveServer2; Trino where nothing is converted). Called instead of rows(), with the same back-pressure.
    */
   jsonRows?(batch: JsonRows): void | Promise<void>;
 }

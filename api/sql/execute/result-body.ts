@@ -74,7 +74,7 @@ export class ResultBody implements RowSink {
     return wait;
   }
 
-  /** The same from rows the protocol serialised (HiveServer2): each piece's bytes are written around by it. */
+  /** The same, from rows the protocol serialised itself (lib/sql/hive-json.ts, trino-json.ts). */
   jsonRows(batch: JsonRows): void | Promise<void> {
     if (this.done || !batch.count) return;
     let wait: void | Promise<void> = undefined;
