@@ -163,6 +163,7 @@ function readColumn(input: Input): RawColumn {
 }
 
 function lengthPrefixed(buf: Buffer, pos: number, size: number): Int32Array {
+  if (size > (buf.length - pos) / 4) throw new Malformed(); // each value takes 4 bytes at least
   const offs = new Int32Array(size + 1);
   for (let i = 0; i < size; i++) {
     if (pos + 4 > buf.length) throw new Malformed();
