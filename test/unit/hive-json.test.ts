@@ -209,7 +209,7 @@ describe('HiveServer2 rows as JSON from the frame', () => {
     const bytes = frame([{ type: 'STRING', field: 'stringVal', values: ['abcdef'] }]);
     const cut = bytes.subarray(0, bytes.length - 12);
     expect(() => readFetchResults(input(cut))).toThrow();
-    // A list that claims more values than the frame could hold: refused before anything is allocated for them.
+    // A list that claims more values than the frame could hold: refused (the reader checks the claim first).
     const at = bytes.indexOf(Buffer.from([11, 0, 0, 0, 1, 0, 0, 0, 6]));
     expect(at).toBeGreaterThan(0);
     const huge = Buffer.from(bytes);
