@@ -125,9 +125,10 @@ describe.concurrent('local adapter: real spark-submit runs', () => {
     const main = write(
       'sumsq/sum_squares.py',
       [
-        'import sys',
+        'import os, sys',
         'from pyspark.sql import SparkSession',
         'from helpers import square',
+        'os.write(2, ("STDOUT=" + os.readlink("/proc/self/fd/1") + "\\n").encode())',
         'spark = SparkSession.builder.getOrCreate()',
         'n = int(sys.argv[1])',
         'print("CONF=" + spark.conf.get("spark.test.marker"))',
@@ -161,6 +162,9 @@ describe.concurrent('local adapter: real spark-submit runs', () => {
     // (stderr, the same file) can land between them: the text is looked for within the log, not as a whole line.
     expect(lines.join('\n')).toContain('RESULT=333833500');
     expect(lines.join('\n')).toContain('CONF=from-jobConfig');
+    // Python writes to the log itself, not to a pipe that a daemon thread of the JVM may not drain before it
+    // exits (a short job's output was lost that way once under load).
+    expect(lines).toContain(`STDOUT=${path.join(config.DRIVER_DIR, id, 'driver.log')}`);
 
     // Paging: [from, from + size), pages joined give the whole log, past the end gives nothing.
     const [page] = await adapter.logs(id, { from: 10, size: 5 });

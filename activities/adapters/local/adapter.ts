@@ -6,6 +6,7 @@
 //   command.json  what was run (argv, the environment it added, labels), for operators
 //   pid           written by the wrapper shell itself: its pid, which is also the process group id
 //   driver.log    stdout and stderr of the wrapper, spark-submit, the JVM and the Python driver
+//   python        (Python drivers) the driver's Python: the real one, its output appended to driver.log
 //   exit          spark-submit's exit code, written by the wrapper after it ends (the worker may be gone)
 //   removed       marker written by remove()
 //   eventlog/     Spark's event log; its file name is the application id (local-…)
@@ -78,10 +79,11 @@ async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan>
   const filterClasses = await uiFilterClasses(l.config.SPARK_HOME, l.config.STACK_DIR);
   const argv = sparkSubmitArgs(spec, l.config, l.runnerPath, { port: uiPort, filterClasses });
   const python = usesPython(spec) ? await pythonFor(l.config, spec.spark.pyRequirements) : l.config.PYTHON;
+  const dir = driverDir(l.config, spec.driverId);
   const env: Record<string, string> = {
     SPARK_HOME: l.config.SPARK_HOME,
     PYSPARK_PYTHON: python,
-    PYSPARK_DRIVER_PYTHON: python,
+    PYSPARK_DRIVER_PYTHON: path.join(dir, DRIVER_FILES.python),
   };
   // A runner opens its direct execute channel on loopback when it has a secret to check callers with.
   if (spec.role === 'runner' && l.config.SECRET_KEY)
@@ -90,9 +92,23 @@ async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan>
     argv,
     env,
     dirs: [DRIVER_FILES.eventLog],
-    files: { [DRIVER_FILES.ui]: uiFile(uiPort, spec.driverId, l.config.SECRET_KEY) },
+    files: {
+      [DRIVER_FILES.ui]: uiFile(uiPort, spec.driverId, l.config.SECRET_KEY),
+      [DRIVER_FILES.python]: driverPython(python, path.join(dir, DRIVER_FILES.log)),
+    },
+    executables: [DRIVER_FILES.python],
   };
 }
+
+/**
+ * The Python driver's own output goes to driver.log directly. Spark's PythonRunner would copy it there from a
+ * pipe, on a daemon thread the JVM does not wait for when it exits: under load, the last lines of a short job
+ * (all of them, for a job that only prints) could be lost. A jobConfig spark.pyspark.driver.python still wins.
+ */
+const driverPython = (python: string, log: string): string =>
+  `#!/bin/sh\nexec ${shellQuote(python)} "$@" >> ${shellQuote(log)} 2>&1\n`;
+
+const shellQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
 
 async function launch(l: LocalContext, spec: DriverSpec): Promise<DriverStatus> {
   const { config } = l;
@@ -157,6 +173,7 @@ async function writePlanFiles(dir: string, plan: LaunchPlan): Promise<void> {
     await fs.mkdir(path.dirname(file), { recursive: true });
     await writeFileAtomic(file, content);
   }
+  for (const rel of plan.executables ?? []) await fs.chmod(path.join(dir, rel), 0o755);
 }
 
 async function logs(l: LocalContext, driverId: string, range: LogRange): Promise<JobLogEntry[]> {

@@ -11,6 +11,8 @@ export const DRIVER_FILES = {
   pid: 'pid',
   exit: 'exit',
   log: 'driver.log',
+  /** Python drivers: the script Spark runs as the driver's Python (adapter.ts). */
+  python: 'python',
   removed: 'removed',
   eventLog: 'eventlog',
   appId: 'appid',

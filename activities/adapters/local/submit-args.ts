@@ -110,6 +110,8 @@ export interface LaunchPlan {
   dirs: string[];
   /** Files to write, by path relative to the driver folder. */
   files: Record<string, string>;
+  /** Of those files, the ones made executable. */
+  executables?: string[];
 }
 
 /**
