@@ -78,12 +78,13 @@ async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan>
   const uiPort = await freePort();
   const filterClasses = await uiFilterClasses(l.config.SPARK_HOME, l.config.STACK_DIR);
   const argv = sparkSubmitArgs(spec, l.config, l.runnerPath, { port: uiPort, filterClasses });
-  const python = usesPython(spec) ? await pythonFor(l.config, spec.spark.pyRequirements) : l.config.PYTHON;
+  const pythonDriver = usesPython(spec);
+  const python = pythonDriver ? await pythonFor(l.config, spec.spark.pyRequirements) : l.config.PYTHON;
   const dir = driverDir(l.config, spec.driverId);
   const env: Record<string, string> = {
     SPARK_HOME: l.config.SPARK_HOME,
     PYSPARK_PYTHON: python,
-    PYSPARK_DRIVER_PYTHON: path.join(dir, DRIVER_FILES.python),
+    PYSPARK_DRIVER_PYTHON: pythonDriver ? path.join(dir, DRIVER_FILES.python) : python,
   };
   // A runner opens its direct execute channel on loopback when it has a secret to check callers with.
   if (spec.role === 'runner' && l.config.SECRET_KEY)
@@ -94,9 +95,9 @@ async function sparkPlan(l: LocalContext, spec: DriverSpec): Promise<LaunchPlan>
     dirs: [DRIVER_FILES.eventLog],
     files: {
       [DRIVER_FILES.ui]: uiFile(uiPort, spec.driverId, l.config.SECRET_KEY),
-      [DRIVER_FILES.python]: driverPython(python, path.join(dir, DRIVER_FILES.log)),
+      ...(pythonDriver ? { [DRIVER_FILES.python]: driverPython(python, path.join(dir, DRIVER_FILES.log)) } : {}),
     },
-    executables: [DRIVER_FILES.python],
+    executables: pythonDriver ? [DRIVER_FILES.python] : [],
   };
 }
 
