@@ -19,8 +19,9 @@
 // undici's fetch (Node's global fetch) cost 0.7-2.5 ms more CPU a call than node:http here (0.8 ms against
 // bench/sql-api-cpu.ts's stand-in at 40/s), which the direct side never pays. BENCH_CLIENT=fetch brings it back.
 //
-//   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (9), BENCH_SECONDS (10),
-//                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (15 s a side), BENCH_CONCURRENT_ROUNDS (4:
+//   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (9), BENCH_SECONDS (40),
+//                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (60 s a side, in alternating 10 s
+//                              slices), BENCH_CONCURRENT_ROUNDS (4:
 //                              BENCH_SECONDS a side in alternating rounds), BENCH_ENGINES (SPARK_SQL,TRINO),
 //                              BENCH_CLIENT (http | fetch), BENCH_API (process | in-process),
 //                              BENCH_ONLY=rows (the 100,000-row phase alone; each run's figures printed),
@@ -48,9 +49,11 @@ import { startBenchStack, type BenchStack } from './stack';
 const N = envInt('BENCH_N', 300);
 const WARMUP = envInt('BENCH_WARMUP', 30);
 const ROWS_RUNS = envInt('BENCH_ROWS_RUNS', 9);
-const SECONDS = envInt('BENCH_SECONDS', 10);
+const SECONDS = envInt('BENCH_SECONDS', 40);
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
-const CONCURRENT_WARMUP = envInt('BENCH_CONCURRENT_WARMUP', 15);
+const CONCURRENT_WARMUP = envInt('BENCH_CONCURRENT_WARMUP', 60);
+/** The warm-up's slices, a side: alternating, so both sides warm on the same engine. */
+const WARMUP_SLICE = 10;
 const CONCURRENT_ROUNDS = Math.max(1, envInt('BENCH_CONCURRENT_ROUNDS', 4));
 const ROWS = 100_000;
 const ENGINES = (process.env.BENCH_ENGINES ?? 'SPARK_SQL,TRINO').split(',') as SqlEngine[];
@@ -237,14 +240,17 @@ async function time(side: Side, statement: string, maxRows: number): Promise<[ms
 
 /**
  * CPU ms of this process (both sides' clients, and the API with BENCH_API=in-process), of the API's process
- * (0 in process), and of the store and Temporal servers.
+ * (0 in process), of the store and Temporal servers, and of the engine's processes (0 when not found).
  */
 interface Cpu {
   self: number;
   api: number;
   mongo: number;
   temporal: number;
+  engine: number;
 }
+/** The engine's process (its process tree is counted), set once it runs. */
+let enginePid: number | undefined;
 function cpuNow(s: BenchStack): Cpu {
   const u = process.cpuUsage();
   // Each server is found by its port in its command line (NUL-separated arguments).
@@ -255,6 +261,7 @@ function cpuNow(s: BenchStack): Cpu {
     api: s.apiPid ? (treeTicks(s.apiPid) * 1000) / TICKS : 0,
     mongo: ms(s.config.MONGO_URL, 'Launcher.java'),
     temporal: ms(s.config.TEMPORAL_ADDRESS, 'temporal'),
+    engine: enginePid ? (treeTicks(enginePid) * 1000) / TICKS : 0,
   };
 }
 
@@ -264,12 +271,13 @@ interface Tally {
   seconds: number;
   cpu: Cpu;
 }
-const NONE: Tally = { done: 0, seconds: 0, cpu: { self: 0, api: 0, mongo: 0, temporal: 0 } };
+const NONE: Tally = { done: 0, seconds: 0, cpu: { self: 0, api: 0, mongo: 0, temporal: 0, engine: 0 } };
 const plus = (a: Cpu, b: Cpu, sign = 1): Cpu => ({
   self: a.self + sign * b.self,
   api: a.api + sign * b.api,
   mongo: a.mongo + sign * b.mongo,
   temporal: a.temporal + sign * b.temporal,
+  engine: a.engine + sign * b.engine,
 });
 const add = (a: Tally, b: Tally): Tally => ({
   done: a.done + b.done,
@@ -282,7 +290,11 @@ const cpuPerStatement = (t: Tally): Cpu => ({
   api: round(t.cpu.api / t.done, 2),
   mongo: round(t.cpu.mongo / t.done, 2),
   temporal: round(t.cpu.temporal / t.done, 2),
+  engine: round(t.cpu.engine / t.done, 2),
 });
+
+const cpuLine = (c: Cpu) =>
+  `this process ${c.self}, API process ${c.api}, MongoDB-protocol server ${c.mongo}, Temporal ${c.temporal}; the engine ${c.engine}`;
 
 /** `sides.length` concurrent loops (one side each) starting statements for `seconds`; counted until the last ends. */
 async function throughput(s: BenchStack, sides: Side[], statement: string, seconds: number): Promise<Tally> {
@@ -302,6 +314,17 @@ async function throughput(s: BenchStack, sides: Side[], statement: string, secon
   return { done, seconds: elapsed, cpu: plus(cpuNow(s), before, -1) };
 }
 
+/** The engine's process, by what its command line holds; undefined (its CPU not counted) if not found. */
+function enginePidOf(engine: SqlEngine, endpoint: EngineEndpoint): number | undefined {
+  try {
+    return engine === 'SPARK_SQL'
+      ? pidsMentioning(`hive.server2.thrift.port=${endpoint.port}`, 'HiveThriftServer2')
+      : pidsMentioning('io.trino.server', 'java');
+  } catch {
+    return undefined;
+  }
+}
+
 async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<string, unknown>> {
   console.log(`\n## ${engine}`);
   const t0 = performance.now();
@@ -310,6 +333,7 @@ async function benchEngine(s: BenchStack, engine: SqlEngine): Promise<Record<str
   const rec = await s.store.db.collection('sqlEngines').findOne({ type: engine, clusterId: 'default' });
   const endpoint = rec!.endpoint as EngineEndpoint;
   console.log(`  engine up in ${((performance.now() - t0) / 1000).toFixed(1)} s at ${endpoint.host}:${endpoint.port}`);
+  enginePid = enginePidOf(engine, endpoint);
   const conns = await Promise.all(Array.from({ length: CONCURRENCY }, () => protocols[engine].connect(endpoint)));
   defer(`${engine} direct sessions`, () => Promise.all(conns.map((c) => c.close())));
   const direct = directSide(conns[0]);
@@ -424,13 +448,21 @@ async function manyRows(engine: SqlEngine, api: Side, direct: Side, s: BenchStac
 
 /** 8 concurrent clients a side: statements/s and the CPU a statement cost. */
 async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: SqlConnection[]) {
-  // Both paths warmed at this concurrency first: the JITs (this process's, and the MongoDB-protocol server's,
-  // which compiles the API's audit and history writes) take tens of seconds at an engine's rate, which would
-  // otherwise count against the API alone. A deployed MongoDB has no JIT to warm.
+  // Both paths warmed at this concurrency first, in alternating slices: the JITs take minutes at an engine's
+  // rate. The Thrift Server's CPU a statement fell from 11.3 to 9.2 ms over its first four minutes of this
+  // load (its C2 compiler still used a fifth of its CPU 50 s in), and the MongoDB-protocol server compiles the
+  // API's audit and history writes (a deployed MongoDB has no JIT to warm). With a whole warm-up a side, the
+  // side warmed first sat idle for its length, then was measured first on the least warm engine.
   const apiCallers = Array.from({ length: CONCURRENCY }, () => api);
   const directCallers = conns.map(directSide);
-  await throughput(s, apiCallers, 'select 1', CONCURRENT_WARMUP);
-  await throughput(s, directCallers, 'select 1', CONCURRENT_WARMUP);
+  const slice = Math.min(WARMUP_SLICE, CONCURRENT_WARMUP);
+  for (let warmed = 0; warmed < CONCURRENT_WARMUP; warmed += slice) {
+    const [a, d] = [
+      await throughput(s, apiCallers, 'select 1', slice),
+      await throughput(s, directCallers, 'select 1', slice),
+    ];
+    console.log(`  warm-up: API ${round(rateOf(a))}, direct ${round(rateOf(d))} statements/s`);
+  }
   // Measured in rounds, API then direct, then direct then API, and so on: the machine's load drifts (other
   // processes), and alternating gives both sides the same share of each part of the window.
   let apiT = NONE;
@@ -438,9 +470,13 @@ async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: Sq
   const chunk = SECONDS / CONCURRENT_ROUNDS;
   for (let r = 0; r < CONCURRENT_ROUNDS; r++) {
     for (const side of r % 2 ? (['direct', 'API'] as const) : (['API', 'direct'] as const)) {
-      if (side === 'direct') directT = add(directT, await throughput(s, directCallers, 'select 1', chunk));
-      else if (r > 0) apiT = add(apiT, await throughput(s, apiCallers, 'select 1', chunk));
-      else apiT = add(apiT, await profiled(`sql-${engine}`, () => throughput(s, apiCallers, 'select 1', chunk)));
+      let t: Tally;
+      if (side === 'direct') directT = add(directT, (t = await throughput(s, directCallers, 'select 1', chunk)));
+      else if (r > 0) apiT = add(apiT, (t = await throughput(s, apiCallers, 'select 1', chunk)));
+      else apiT = add(apiT, (t = await profiled(`sql-${engine}`, () => throughput(s, apiCallers, 'select 1', chunk))));
+      console.log(
+        `  round ${r + 1}, ${side.padEnd(6)}: ${round(rateOf(t))} statements/s, CPU ms a statement ${cpuLine(cpuPerStatement(t))}`,
+      );
     }
   }
   const [apiRate, apiCpu] = [rateOf(apiT), cpuPerStatement(apiT)];
@@ -453,9 +489,7 @@ async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: Sq
     ['API', apiCpu],
     ['direct', directCpu],
   ] as const)
-    console.log(
-      `  CPU ms a statement, ${label.padEnd(6)}: this process ${c.self}, API process ${c.api}, MongoDB-protocol server ${c.mongo}, Temporal ${c.temporal}`,
-    );
+    console.log(`  CPU ms a statement, ${label.padEnd(6)}: ${cpuLine(c)}`);
   printTarget('API / direct statements/s', (100 * apiRate) / directRate, '>', 90, '%');
   return {
     concurrentApi: round(apiRate, 1),
