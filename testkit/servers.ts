@@ -3,19 +3,13 @@
 import net from 'node:net';
 import path from 'node:path';
 import { ROOT } from '../lib/config';
+import { freePort as anyFreePort, portTaken } from '../lib/ports';
 import { startServices, type Services } from '../scripts/services';
 
 export { killDrivers } from '../scripts/services';
 
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
+/** A free port on 127.0.0.1, outside the kernel's ephemeral range when it can (lib/ports.ts). */
+export const freePort = () => anyFreePort('127.0.0.1');
 
 /**
  * Keeps ports from being handed to anyone else while their servers are down (a restart on the same
@@ -54,18 +48,28 @@ export interface Servers extends Services {
   ports: { temporal: number; temporalUi: number; mongo: number };
 }
 
+/** Starts on free ports drawn again (up to three times) when one was taken before its server could listen. */
 export async function startServers(o: ServersOptions): Promise<Servers> {
-  const ports = o.ports ?? { temporal: await freePort(), temporalUi: await freePort(), mongo: await freePort() };
-  const services = await startServices({
-    stackDir: o.stackDir ?? process.env.STACK_DIR ?? path.join(ROOT, '.stack'),
-    dataDir: path.join(o.dir, 'data'),
-    logDir: path.join(o.dir, 'logs'),
-    temporalPort: ports.temporal,
-    temporalUiPort: ports.temporalUi,
-    mongoPort: ports.mongo,
-    persistent: o.persistent,
-    headless: true,
-    dynamicConfig: o.dynamicConfig,
-  });
-  return { ...services, ports };
+  for (let attempt = 1; ; attempt++) {
+    const ports = o.ports ?? { temporal: await freePort(), temporalUi: await freePort(), mongo: await freePort() };
+    try {
+      const services = await startServices({
+        stackDir: o.stackDir ?? process.env.STACK_DIR ?? path.join(ROOT, '.stack'),
+        dataDir: path.join(o.dir, 'data'),
+        logDir: path.join(o.dir, 'logs'),
+        temporalPort: ports.temporal,
+        temporalUiPort: ports.temporalUi,
+        mongoPort: ports.mongo,
+        persistent: o.persistent,
+        headless: true,
+        dynamicConfig: o.dynamicConfig,
+      });
+      return { ...services, ports };
+    } catch (e) {
+      if (o.ports || attempt >= 3 || !portTaken(e)) throw e;
+      console.warn(
+        `test servers: a port was taken before its server listened; again on other ports (${String(e).split('\n')[0]})`,
+      );
+    }
+  }
 }

@@ -312,21 +312,31 @@ public class Launcher {
         EventLoopGroup boss = new NioEventLoopGroup(1);
         EventLoopGroup workers = new NioEventLoopGroup();
         ChannelGroup clients = new DefaultChannelGroup("mongodb-channels", workers.next());
-        Channel server = new ServerBootstrap()
-                .group(boss, workers)
-                .channel(NioServerSocketChannel.class)
-                .option(ChannelOption.SO_BACKLOG, 100)
-                .childOption(ChannelOption.TCP_NODELAY, Boolean.TRUE)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    public void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new MongoWireReplyEncoder(), new MongoWireMessageEncoder(),
-                                new MongoWireProtocolHandler(), new DurableReplies(store),
-                                new AwaitData(indexedOplog.get()),
-                                new MongoDatabaseHandler(backend, clients), new MongoExceptionHandler());
-                    }
-                })
-                .bind(host, port).syncUninterruptibly().channel();
+        Channel server;
+        try {
+            server = new ServerBootstrap()
+                    .group(boss, workers)
+                    .channel(NioServerSocketChannel.class)
+                    .option(ChannelOption.SO_BACKLOG, 100)
+                    .childOption(ChannelOption.TCP_NODELAY, Boolean.TRUE)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        public void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast(new MongoWireReplyEncoder(), new MongoWireMessageEncoder(),
+                                    new MongoWireProtocolHandler(), new DurableReplies(store),
+                                    new AwaitData(indexedOplog.get()),
+                                    new MongoDatabaseHandler(backend, clients), new MongoExceptionHandler());
+                        }
+                    })
+                    .bind(host, port).syncUninterruptibly().channel();
+        } catch (Exception e) {
+            // Most often a port another process took after the caller found it free (an outgoing connection's local
+            // port among them). Said and ended at once: netty's threads would otherwise keep this JVM running with
+            // nothing to serve, and the caller would wait for a readiness line that never comes.
+            System.err.println("mongo-java-server cannot listen on " + host + ":" + port + ": " + e);
+            System.exit(3);
+            return;
+        }
         System.out.println("mongo-java-server listening on " + host + ":" + port
                 + (args.length > 2 ? " (data: " + args[2] + ")" : " (in memory)"));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -5,7 +5,7 @@
 //              metastore under SQL_DATA_DIR/<stateKey>, so a later generation sees the same tables
 //   TRINO      Trino's launcher in the foreground, etc/ generated into trino/etc, data in trino/data
 import { existsSync } from 'node:fs';
-import net from 'node:net';
+import { freePort as anyFreePort } from '../../../lib/ports';
 import path from 'node:path';
 import { InvalidSpecError, type DriverSpec } from '../../../domain/driver';
 import type { EngineEndpoint } from '../../../domain/sql-engine';
@@ -36,17 +36,8 @@ export const sqlStateDir = (
   stateKey: string,
 ): string => path.resolve(config.SQL_DATA_DIR ?? path.join(config.STACK_DIR, 'data', 'sql'), stateKey);
 
-/** A port no one listens on now. Another process may take it before the engine does: that engine fails. */
-export async function freePort(host = ENGINE_HOST): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => resolve());
-  });
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** A port no one listens on now (lib/ports.ts). Another process may still take it before the engine does: that engine fails. */
+export const freePort = (host = ENGINE_HOST): Promise<number> => anyFreePort(host);
 
 /**
  * What launch runs for an engine, on a port it chose. Throws InvalidSpecError (before any folder
