@@ -450,9 +450,9 @@ async function manyRows(engine: SqlEngine, api: Side, direct: Side, s: BenchStac
 async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: SqlConnection[]) {
   // Both paths warmed at this concurrency first, in alternating slices: the JITs take minutes at an engine's
   // rate. The Thrift Server's CPU a statement fell from 12.8 to 9.1 ms across the four rounds after a 60 s a
-  // side warm-up (its C2 compiler still used a fifth of its CPU 50 s in), and the MongoDB-protocol server compiles the
-  // API's audit and history writes (a deployed MongoDB has no JIT to warm). With a whole warm-up a side, the
-  // side warmed first sat idle for its length, then was measured first on the least warm engine.
+  // side warm-up (its C2 compiler still used a fifth of its CPU 50 s in), and the MongoDB-protocol server
+  // compiles the API's audit and history writes (a deployed MongoDB has no JIT to warm). With a whole warm-up
+  // a side, the side warmed first sat idle for its length, then was measured first on the least warm engine.
   const apiCallers = Array.from({ length: CONCURRENCY }, () => api);
   const directCallers = conns.map(directSide);
   const slice = Math.min(WARMUP_SLICE, CONCURRENT_WARMUP);
