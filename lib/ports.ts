@@ -7,13 +7,13 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
 /** The lowest port drawn: above the fixed ports of common services and of this one's defaults. */
-const FLOOR = 20_000;
+export const FLOOR = 20_000;
 /** Fixed ports in the drawn range that a dev stack may use (MONGO_PORT's default). */
 const RESERVED = new Set([27017]);
 const DRAWS = 20;
 
 /** The first port of the kernel's ephemeral range (Linux), or undefined. */
-function ephemeralLow(): number | undefined {
+export function ephemeralLow(): number | undefined {
   try {
     const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     return Number.isInteger(low) ? low : undefined;

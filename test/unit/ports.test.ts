@@ -1,19 +1,10 @@
 // Free ports for servers started in other processes (lib/ports.ts): drawn below the kernel's ephemeral range,
 // where no outgoing connection's local port can take one before its server listens, and checked free.
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { freePort, portTaken } from '../../lib/ports';
+import { ephemeralLow, FLOOR, freePort, portTaken } from '../../lib/ports';
 
-const ephemeralLow = (): number | undefined => {
-  try {
-    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-  } catch {
-    return undefined;
-  }
-};
 const low = ephemeralLow();
-const FLOOR = 20_000;
 /** Math.random's value that draws `port`. */
 const drawing = (port: number) => (port - FLOOR + 0.5) / (low! - FLOOR);
 

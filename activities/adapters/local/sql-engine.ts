@@ -5,11 +5,11 @@
 //              metastore under SQL_DATA_DIR/<stateKey>, so a later generation sees the same tables
 //   TRINO      Trino's launcher in the foreground, etc/ generated into trino/etc, data in trino/data
 import { existsSync } from 'node:fs';
-import { freePort as anyFreePort } from '../../../lib/ports';
 import path from 'node:path';
 import { InvalidSpecError, type DriverSpec } from '../../../domain/driver';
 import type { EngineEndpoint } from '../../../domain/sql-engine';
 import type { Config } from '../../../lib/config';
+import { freePort as anyFreePort } from '../../../lib/ports';
 import { THRIFT_SERVER_CLASS, trinoEtcFiles, trinoHeapMiB } from '../sql-engine-config';
 import { DRIVER_FILES } from './driver-files';
 import { uiFile } from './spark-ui';
@@ -36,7 +36,8 @@ export const sqlStateDir = (
   stateKey: string,
 ): string => path.resolve(config.SQL_DATA_DIR ?? path.join(config.STACK_DIR, 'data', 'sql'), stateKey);
 
-/** A port no one listens on now (lib/ports.ts). Another process may still take it before the engine does: that engine fails. */
+/** A port no one listens on now (lib/ports.ts). Another process may still take it before the engine does: that
+ * engine fails. */
 export const freePort = (host = ENGINE_HOST): Promise<number> => anyFreePort(host);
 
 /**
