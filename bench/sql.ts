@@ -43,7 +43,7 @@ import type { SqlConnection } from '../lib/sql/types';
 import { killDrivers } from '../testkit/servers';
 import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
 import { defer, envInt, runBench } from './lifecycle';
-import { pidsMentioning, rssMiB, TICKS, treeTicks } from './proc-stats';
+import { pidsMentioning, rssMiB, threadTicksByName, TICKS, treeTicks } from './proc-stats';
 import { startBenchStack, type BenchStack } from './stack';
 
 const N = envInt('BENCH_N', 300);
@@ -270,8 +270,22 @@ interface Tally {
   done: number;
   seconds: number;
   cpu: Cpu;
+  /** The engine's CPU ticks by thread name (threadTicksByName). */
+  engineThreads: Map<string, number>;
 }
-const NONE: Tally = { done: 0, seconds: 0, cpu: { self: 0, api: 0, mongo: 0, temporal: 0, engine: 0 } };
+const NONE: Tally = {
+  done: 0,
+  seconds: 0,
+  cpu: { self: 0, api: 0, mongo: 0, temporal: 0, engine: 0 },
+  engineThreads: new Map(),
+};
+const engineThreads = () => (enginePid ? threadTicksByName(enginePid) : new Map<string, number>());
+/** a + sign × b, name by name. */
+function mergeTicks(a: Map<string, number>, b: Map<string, number>, sign = 1): Map<string, number> {
+  const out = new Map(a);
+  for (const [name, t] of b) out.set(name, (out.get(name) ?? 0) + sign * t);
+  return out;
+}
 const plus = (a: Cpu, b: Cpu, sign = 1): Cpu => ({
   self: a.self + sign * b.self,
   api: a.api + sign * b.api,
@@ -283,6 +297,7 @@ const add = (a: Tally, b: Tally): Tally => ({
   done: a.done + b.done,
   seconds: a.seconds + b.seconds,
   cpu: plus(a.cpu, b.cpu),
+  engineThreads: mergeTicks(a.engineThreads, b.engineThreads),
 });
 const rateOf = (t: Tally) => t.done / t.seconds;
 const cpuPerStatement = (t: Tally): Cpu => ({
@@ -299,6 +314,7 @@ const cpuLine = (c: Cpu) =>
 /** `sides.length` concurrent loops (one side each) starting statements for `seconds`; counted until the last ends. */
 async function throughput(s: BenchStack, sides: Side[], statement: string, seconds: number): Promise<Tally> {
   const before = cpuNow(s);
+  const threadsBefore = engineThreads();
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
   let done = 0;
@@ -311,7 +327,12 @@ async function throughput(s: BenchStack, sides: Side[], statement: string, secon
     }),
   );
   const elapsed = (performance.now() - t0) / 1000;
-  return { done, seconds: elapsed, cpu: plus(cpuNow(s), before, -1) };
+  return {
+    done,
+    seconds: elapsed,
+    cpu: plus(cpuNow(s), before, -1),
+    engineThreads: mergeTicks(engineThreads(), threadsBefore, -1),
+  };
 }
 
 /** The engine's process, by what its command line holds; undefined (its CPU not counted) if not found. */
@@ -490,6 +511,7 @@ async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: Sq
     ['direct', directCpu],
   ] as const)
     console.log(`  CPU ms a statement, ${label.padEnd(6)}: ${cpuLine(c)}`);
+  printEngineThreads(apiT, directT);
   printTarget('API / direct statements/s', (100 * apiRate) / directRate, '>', 90, '%');
   return {
     concurrentApi: round(apiRate, 1),
@@ -499,6 +521,18 @@ async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: Sq
     concurrentApiCpu: apiCpu,
     concurrentDirectCpu: directCpu,
   };
+}
+
+/** The engine's CPU a statement by thread name on each side, the largest differences first. */
+function printEngineThreads(api: Tally, direct: Tally) {
+  if (!enginePid) return;
+  const per = (t: Tally, name: string) => ((t.engineThreads.get(name) ?? 0) * 1000) / TICKS / t.done;
+  const names = [...new Set([...api.engineThreads.keys(), ...direct.engineThreads.keys()])]
+    .map((name) => ({ name, a: per(api, name), d: per(direct, name) }))
+    .filter((x) => x.a || x.d)
+    .sort((x, y) => Math.abs(y.a - y.d) - Math.abs(x.a - x.d) || y.a - x.a);
+  console.log("  the engine's CPU ms a statement by thread (API side, direct side), largest differences first:");
+  for (const { name, a, d } of names.slice(0, 12)) console.log(`    ${name.padEnd(16)} ${round(a, 3)}  ${round(d, 3)}`);
 }
 
 runBench('sql', 1200, async () => {

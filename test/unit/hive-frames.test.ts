@@ -1,11 +1,13 @@
 // The HiveServer2 link's framed transport (lib/sql/hive-link.ts): whole frames out of any split of the bytes,
 // and the end of each frame signalled the way thrift's connection expects (it reads a frame's messages until a
 // read runs past the end, catching thrift's InputBufferUnderrunError), with one error instance instead of a
-// new error and stack trace per frame.
+// new error and stack trace per frame. And the link's calls made in one turn leaving in one write.
+import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FramedTransport } from '../../lib/sql/hive-link';
+import type { HiveClient } from 'hive-driver';
+import { FramedTransport, Link } from '../../lib/sql/hive-link';
 
 const requireHere = createRequire(import.meta.url);
 const thriftIndex = requireHere.resolve('thrift', { paths: [requireHere.resolve('hive-driver')] });
@@ -57,5 +59,29 @@ describe('HiveServer2 framed transport', () => {
     expect(ends).toHaveLength(2);
     expect(ends[0]).toBeInstanceOf(InputBufferUnderrunError);
     expect(ends[1]).toBe(ends[0]);
+  });
+});
+
+describe('HiveServer2 link', () => {
+  it('corks the socket for the calls made in one turn (one write: Node sends corked writes together)', async () => {
+    const events: string[] = [];
+    const socket = { cork: () => events.push('cork'), uncork: () => events.push('uncork') };
+    // The generated client's methods write their request, and answer in a later turn.
+    const rpc = {
+      recv_FetchResults: () => undefined,
+      ...Object.fromEntries(
+        ['A', 'B', 'C', 'D'].map((m) => [
+          m,
+          (_req: unknown, cb: (err: unknown, res: unknown) => void) => {
+            events.push(`write ${m}`);
+            setImmediate(() => cb(null, m));
+          },
+        ]),
+      ),
+    };
+    const link = new Link(new EventEmitter() as unknown as HiveClient, rpc, socket);
+    expect(await Promise.all([link.call('A', {}), link.call('B', {}), link.call('C', {})])).toEqual(['A', 'B', 'C']);
+    expect(await link.call('D', {})).toBe('D');
+    expect(events).toEqual(['cork', 'write A', 'write B', 'write C', 'uncork', 'cork', 'write D', 'uncork']);
   });
 });

@@ -3,20 +3,29 @@ import type { Collection, Document } from 'mongodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHistoryWriter, FLUSH_AFTER_MS } from '../../api/sql/execute/history-writer';
 
+type Op = { replaceOne: { replacement: Document; upsert: boolean } } | { insertOne: { document: Document } };
+/** The record an operation writes, and how: an insert or an upsert. */
+const recordOf = (o: Op) =>
+  'insertOne' in o
+    ? { doc: o.insertOne.document, how: 'insert' }
+    : { doc: o.replaceOne.replacement, how: o.replaceOne.upsert ? 'upsert' : 'replace' };
+
 function fakeCollection() {
   const batches: string[][] = [];
+  const hows: string[][] = [];
   let inFlight = 0;
   let maxInFlight = 0;
   const col = {
-    async bulkWrite(ops: { replaceOne: { replacement: Document } }[]) {
+    async bulkWrite(ops: Op[]) {
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       await new Promise((r) => setTimeout(r, 10));
-      batches.push(ops.map((o) => `${o.replaceOne.replacement._id}:${o.replaceOne.replacement.state}`));
+      batches.push(ops.map(recordOf).map(({ doc }) => `${doc._id}:${doc.state}`));
+      hows.push(ops.map(recordOf).map(({ doc, how }) => `${doc._id}:${how}`));
       inFlight--;
     },
   } as unknown as Collection<Document>;
-  return { col, batches, maxInFlight: () => maxInFlight };
+  return { col, batches, hows, maxInFlight: () => maxInFlight };
 }
 
 describe('query history writer', () => {
@@ -79,5 +88,44 @@ describe('query history writer', () => {
     w.put({ _id: 'y', state: 'FINISHED' });
     await w.flush();
     expect(calls).toBe(2);
+  });
+
+  it("inserts an id's first record and upserts a later one, also when the first is still queued", async () => {
+    const f = fakeCollection();
+    const w = createHistoryWriter(() => f.col);
+    w.put({ _id: 'a', state: 'RUNNING' }, true);
+    await w.flush();
+    w.put({ _id: 'a', state: 'FINISHED' }, false);
+    w.put({ _id: 'b', state: 'RUNNING' }, true);
+    w.put({ _id: 'b', state: 'FINISHED' }, false); // replaces b's queued first record: b is still new
+    w.put({ _id: 'c', state: 'FINISHED' }); // not said to be first
+    await w.flush();
+    expect(f.hows).toEqual([['a:insert'], ['a:upsert', 'b:insert', 'c:upsert']]);
+    expect(f.batches[1]).toEqual(['a:FINISHED', 'b:FINISHED', 'c:FINISHED']);
+  });
+
+  it('upserts a first record whose id MongoDB already has, and loses none of the batch', async () => {
+    const stored = new Map<string, Document>([['dup', { _id: 'dup', state: 'RUNNING' }]]);
+    const col = {
+      async bulkWrite(ops: Op[]) {
+        const writeErrors: { code: number; index: number }[] = [];
+        ops.forEach((o, index) => {
+          const { doc, how } = recordOf(o);
+          if (how === 'insert' && stored.has(doc._id)) writeErrors.push({ code: 11000, index });
+          else stored.set(doc._id, doc);
+        });
+        if (writeErrors.length) throw Object.assign(new Error('E11000 duplicate key'), { writeErrors });
+      },
+    } as unknown as Collection<Document>;
+    const w = createHistoryWriter(() => col);
+    w.put({ _id: 'x', state: 'FINISHED' }, true);
+    w.put({ _id: 'dup', state: 'FINISHED' }, true);
+    w.put({ _id: 'y', state: 'FINISHED' }, true);
+    await w.flush();
+    expect([...stored.values()].map((d) => `${d._id}:${d.state}`).sort()).toEqual([
+      'dup:FINISHED',
+      'x:FINISHED',
+      'y:FINISHED',
+    ]);
   });
 });

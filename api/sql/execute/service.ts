@@ -126,12 +126,16 @@ export async function executeStatement(
   const creationTime = out.creationTime;
   // History costs the answer nothing: records go through the process's batched writer, a RUNNING one
   // only for a statement still running after RUNNING_RECORD_AFTER_MS (most take less).
-  const write = (doc: Document) => deps.sql.history.put({ ...doc, _id: id });
   let recorded = false;
-  const timer = setTimeout(() => {
+  // The id's first record is inserted, a later one replaces it.
+  const write = (doc: Document) => {
+    deps.sql.history.put({ ...doc, _id: id }, !recorded);
     recorded = true;
-    write({ ...historyDoc(id, body, deps.sql.cached(body.clusterId, body.engine)), creationTime });
-  }, RUNNING_RECORD_AFTER_MS);
+  };
+  const timer = setTimeout(
+    () => write({ ...historyDoc(id, body, deps.sql.cached(body.clusterId, body.engine)), creationTime }),
+    RUNNING_RECORD_AFTER_MS,
+  );
   let result: Awaited<ReturnType<typeof runOn>>;
   try {
     result = await runOn(deps, body, timeoutMs, signal, out);
