@@ -144,6 +144,7 @@ describe('TRINO engine', () => {
         'node-scheduler.include-coordinator=true',
         'http-server.http.port=8080',
         'discovery.uri=http://localhost:8080',
+        'query.min-expire-age=5s',
         '',
       ].join('\n'),
     );

@@ -175,6 +175,7 @@ describe('TRINO', () => {
         'node-scheduler.include-coordinator=true',
         'http-server.http.port=42000',
         'discovery.uri=http://127.0.0.1:42000',
+        'query.min-expire-age=5s',
         '',
       ].join('\n'),
     );
