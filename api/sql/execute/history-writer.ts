@@ -1,6 +1,6 @@
-// Query-history writes of one API process, batched: records queue up and go to MongoDB in one ordered
-// bulk write at a time, so many concurrent statements cost a few round trips instead of one each, and a
-// statement's RUNNING record always lands before its final one.
+// Query-history writes of one API process, batched: records queue up and go to MongoDB in one bulk write at
+// a time, so many concurrent statements cost a few round trips instead of one each, and a statement's RUNNING
+// record always lands before its final one.
 import type { AnyBulkWriteOperation, Collection, Document, MongoBulkWriteError } from 'mongodb';
 import { logger } from '../../../lib/log';
 
