@@ -50,11 +50,13 @@ export function createHistoryWriter(col: () => Collection<Document>): HistoryWri
       await col().bulkWrite(ops, { ordered: false });
     } catch (err) {
       // An id said to be new that MongoDB already has (never expected): its record replaces the stored one.
-      const taken = (err as MongoBulkWriteError).writeErrors;
-      const again = (Array.isArray(taken) ? taken : taken ? [taken] : [])
+      // The records a bulk write refused (one error or several), or undefined when the whole write failed.
+      const refused = (err as Partial<MongoBulkWriteError>).writeErrors;
+      const errors = refused === undefined ? undefined : [refused].flat();
+      const again = (errors ?? [])
         .filter((e) => e.code === DUPLICATE_KEY && batch[e.index]?.first)
         .map((e) => upsert(batch[e.index].doc));
-      const lost = (Array.isArray(taken) ? taken.length : taken ? 1 : batch.length) - again.length;
+      const lost = (errors?.length ?? batch.length) - again.length;
       if (lost) log.warn('query history not written', { records: lost, err: String(err) });
       if (again.length)
         await col()
