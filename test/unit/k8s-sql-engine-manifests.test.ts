@@ -145,6 +145,7 @@ describe('TRINO engine', () => {
         'http-server.http.port=8080',
         'discovery.uri=http://localhost:8080',
         'query.min-expire-age=5s',
+        'task.info.max-age=10s',
         '',
       ].join('\n'),
     );

@@ -176,6 +176,7 @@ describe('TRINO', () => {
         'http-server.http.port=42000',
         'discovery.uri=http://127.0.0.1:42000',
         'query.min-expire-age=5s',
+        'task.info.max-age=10s',
         '',
       ].join('\n'),
     );
