@@ -19,10 +19,11 @@
 // undici's fetch (Node's global fetch) cost 0.7-2.5 ms more CPU a call than node:http here (0.8 ms against
 // bench/sql-api-cpu.ts's stand-in at 40/s), which the direct side never pays. BENCH_CLIENT=fetch brings it back.
 //
-//   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (9), BENCH_SECONDS (40),
-//                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (60 s a side, in alternating 10 s
-//                              slices), BENCH_CONCURRENT_ROUNDS (4:
-//                              BENCH_SECONDS a side in alternating rounds), BENCH_ENGINES (SPARK_SQL,TRINO),
+//   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (9), BENCH_SECONDS (60),
+//                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (at least 60 s a side, in alternating
+//                              10 s slices, then on until the rates are steady), BENCH_CONCURRENT_WARMUP_MAX (300),
+//                              BENCH_CONCURRENT_ROUNDS (6: BENCH_SECONDS a side in alternating rounds; the ratio of
+//                              each round is printed too), BENCH_ENGINES (SPARK_SQL,TRINO),
 //                              BENCH_CLIENT (http | fetch), BENCH_API (process | in-process),
 //                              BENCH_ONLY=rows (the 100,000-row phase alone; each run's figures printed),
 //                              BENCH_ONLY=concurrent (the 8-client phase alone)
@@ -49,12 +50,16 @@ import { startBenchStack, type BenchStack } from './stack';
 const N = envInt('BENCH_N', 300);
 const WARMUP = envInt('BENCH_WARMUP', 30);
 const ROWS_RUNS = envInt('BENCH_ROWS_RUNS', 9);
-const SECONDS = envInt('BENCH_SECONDS', 40);
+const SECONDS = envInt('BENCH_SECONDS', 60);
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
 const CONCURRENT_WARMUP = envInt('BENCH_CONCURRENT_WARMUP', 60);
+const CONCURRENT_WARMUP_MAX = Math.max(CONCURRENT_WARMUP, envInt('BENCH_CONCURRENT_WARMUP_MAX', 300));
 /** The warm-up's slices, a side: alternating, so both sides warm on the same engine. */
 const WARMUP_SLICE = 10;
-const CONCURRENT_ROUNDS = Math.max(1, envInt('BENCH_CONCURRENT_ROUNDS', 4));
+/** Warm once the mean rate of each side's last STEADY_SLICES slices is within STEADY of the STEADY_SLICES before. */
+const STEADY_SLICES = 3;
+const STEADY = 0.05;
+const CONCURRENT_ROUNDS = Math.max(1, envInt('BENCH_CONCURRENT_ROUNDS', 6));
 const ROWS = 100_000;
 const ENGINES = (process.env.BENCH_ENGINES ?? 'SPARK_SQL,TRINO').split(',') as SqlEngine[];
 const PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
@@ -467,38 +472,63 @@ async function manyRows(engine: SqlEngine, api: Side, direct: Side, s: BenchStac
   };
 }
 
+/** The last STEADY_SLICES rates' mean within STEADY of the mean of the STEADY_SLICES before them. */
+function steady(rates: number[]): boolean {
+  if (rates.length < 2 * STEADY_SLICES) return false;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const [before, last] = [mean(rates.slice(-2 * STEADY_SLICES, -STEADY_SLICES)), mean(rates.slice(-STEADY_SLICES))];
+  return Math.abs(last - before) <= STEADY * before;
+}
+
 /** 8 concurrent clients a side: statements/s and the CPU a statement cost. */
 async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: SqlConnection[]) {
-  // Both paths warmed at this concurrency first, in alternating slices: the JITs take minutes at an engine's
-  // rate. The Thrift Server's CPU a statement fell from 12.8 to 9.1 ms across the four rounds after a 60 s a
-  // side warm-up (its C2 compiler still used a fifth of its CPU 50 s in), and the MongoDB-protocol server
-  // compiles the API's audit and history writes (a deployed MongoDB has no JIT to warm). With a whole warm-up
-  // a side, the side warmed first sat idle for its length, then was measured first on the least warm engine.
+  // Both paths warmed at this concurrency first, in alternating slices, until the rates stop climbing: the
+  // JITs take minutes at an engine's rate. The Thrift Server went from 40 to 180 statements/s over the first
+  // 100 s a side (its C2 compiler still busy), and a phase measured while it climbs measures the climb: whichever
+  // side ran later in a round had the warmer engine. The MongoDB-protocol server compiles the API's audit and
+  // history writes too (a deployed MongoDB has no JIT to warm). With a whole warm-up a side, the side warmed first
+  // sat idle for its length, then was measured first on the least warm engine.
   const apiCallers = Array.from({ length: CONCURRENCY }, () => api);
   const directCallers = conns.map(directSide);
-  const slice = Math.min(WARMUP_SLICE, CONCURRENT_WARMUP);
-  for (let warmed = 0; warmed < CONCURRENT_WARMUP; warmed += slice) {
+  const slice = Math.min(WARMUP_SLICE, CONCURRENT_WARMUP_MAX);
+  const warm = { api: [] as number[], direct: [] as number[] };
+  for (let warmed = 0; ; warmed += slice) {
+    const steadyNow = steady(warm.api) && steady(warm.direct);
+    if (warmed >= CONCURRENT_WARMUP && (steadyNow || warmed >= CONCURRENT_WARMUP_MAX)) {
+      console.log(
+        steadyNow
+          ? `  steady after ${warmed} s a side (the last ${STEADY_SLICES} slices of each within ${100 * STEADY} % of the ${STEADY_SLICES} before)`
+          : `  not steady after ${warmed} s a side (BENCH_CONCURRENT_WARMUP_MAX): measured all the same`,
+      );
+      break;
+    }
     const [a, d] = [
       await throughput(s, apiCallers, 'select 1', slice),
       await throughput(s, directCallers, 'select 1', slice),
     ];
+    warm.api.push(rateOf(a));
+    warm.direct.push(rateOf(d));
     console.log(`  warm-up: API ${round(rateOf(a))}, direct ${round(rateOf(d))} statements/s`);
   }
   // Measured in rounds, API then direct, then direct then API, and so on: the machine's load drifts (other
   // processes), and alternating gives both sides the same share of each part of the window.
   let apiT = NONE;
   let directT = NONE;
+  const roundRatios: number[] = [];
   const chunk = SECONDS / CONCURRENT_ROUNDS;
   for (let r = 0; r < CONCURRENT_ROUNDS; r++) {
+    const pair: Partial<Record<'API' | 'direct', Tally>> = {};
     for (const side of r % 2 ? (['direct', 'API'] as const) : (['API', 'direct'] as const)) {
       let t: Tally;
       if (side === 'direct') directT = add(directT, (t = await throughput(s, directCallers, 'select 1', chunk)));
       else if (r > 0) apiT = add(apiT, (t = await throughput(s, apiCallers, 'select 1', chunk)));
       else apiT = add(apiT, (t = await profiled(`sql-${engine}`, () => throughput(s, apiCallers, 'select 1', chunk))));
+      pair[side] = t;
       console.log(
         `  round ${r + 1}, ${side.padEnd(6)}: ${round(rateOf(t))} statements/s, CPU ms a statement ${cpuLine(cpuPerStatement(t))}`,
       );
     }
+    roundRatios.push((100 * rateOf(pair.API!)) / rateOf(pair.direct!));
   }
   const [apiRate, apiCpu] = [rateOf(apiT), cpuPerStatement(apiT)];
   const [directRate, directCpu] = [rateOf(directT), cpuPerStatement(directT)];
@@ -512,10 +542,17 @@ async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: Sq
   ] as const)
     console.log(`  CPU ms a statement, ${label.padEnd(6)}: ${cpuLine(c)}`);
   printEngineThreads(apiT, directT);
+  const sorted = [...roundRatios].sort((a, b) => a - b);
+  const median = (sorted[(sorted.length - 1) >> 1] + sorted[sorted.length >> 1]) / 2;
+  console.log(
+    `  API / direct by round: ${roundRatios.map((x) => `${round(x, 1)} %`).join(', ')}; median ${round(median, 1)} %, ` +
+      `from ${round(sorted[0], 1)} to ${round(sorted.at(-1)!, 1)} %`,
+  );
   printTarget('API / direct statements/s', (100 * apiRate) / directRate, '>', 90, '%');
   return {
     concurrentApi: round(apiRate, 1),
     concurrentDirect: round(directRate, 1),
+    concurrentRoundRatios: roundRatios.map((x) => round(x, 1)),
     concurrentApiCpuMs: round(apiCpu.self + apiCpu.api + apiCpu.mongo + apiCpu.temporal, 2),
     concurrentDirectCpuMs: round(directCpu.self + directCpu.api + directCpu.mongo + directCpu.temporal, 2),
     concurrentApiCpu: apiCpu,
@@ -535,7 +572,7 @@ function printEngineThreads(api: Tally, direct: Tally) {
   for (const { name, a, d } of names.slice(0, 12)) console.log(`    ${name.padEnd(16)} ${round(a, 3)}  ${round(d, 3)}`);
 }
 
-runBench('sql', 1200, async () => {
+runBench('sql', 2400, async () => {
   printHeader(
     `bench:sql — POST /sql/execute against the same statement sent directly to the same engine (API: ${API}, its client: ${CLIENT})`,
   );
