@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { sqlEngineId, SqlEngineState } from '../domain/sql-engine';
 import { protocols } from '../lib/sql';
 import { Collections } from '../lib/mongo';
-import { printHeader, printJson, round } from '../testkit/stats';
+import { median, printHeader, printJson, round } from '../testkit/stats';
 import { defer, envInt, runBench } from './lifecycle';
 import { pidsMentioning, TICKS, treeTicks } from './proc-stats';
 import { startBenchStack, type BenchStack } from './stack';
@@ -217,13 +217,12 @@ runBench('sql-api-cpu', 600, async () => {
       `  round ${i + 1}: API ${round(a.rate, 0)}/s: ${a.cpu.self} + ${a.cpu.mongo} + ${a.cpu.temporal} ms; direct ${round(d.rate, 0)}/s: ${d.cpu.self} + ${d.cpu.mongo} + ${d.cpu.temporal} ms (this process + MongoDB-protocol server + Temporal)`,
     );
   }
-  const median = (xs: number[]) => round([...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)], 3);
-  const m = (side: 'api' | 'direct', k: keyof Cpu | 'rate') => median(rounds.map((r) => r[side][k]));
+  const m = (side: 'api' | 'direct', k: keyof Cpu | 'rate') => round(median(rounds.map((r) => r[side][k])), 3);
   for (const side of ['api', 'direct'] as const)
     console.log(
       `${(side === 'api' ? 'API' : 'direct').padEnd(6)} ${CONCURRENCY} clients, median of ${ROUNDS}: ${round(m(side, 'rate'), 0)} statements/s; CPU ms a statement: this process ${m(side, 'self')}, MongoDB-protocol server ${m(side, 'mongo')}, Temporal ${m(side, 'temporal')}`,
     );
-  const diff = median(rounds.map((r) => r.api.self - r.direct.self));
+  const diff = round(median(rounds.map((r) => r.api.self - r.direct.self)), 3);
   console.log(`API − direct, this process, median of rounds: ${diff} ms a statement`);
   printJson('sql-api-cpu', {
     client: CLIENT,

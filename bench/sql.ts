@@ -42,7 +42,7 @@ import type { SqlEngine } from '../domain/states';
 import { protocols } from '../lib/sql';
 import type { SqlConnection } from '../lib/sql/types';
 import { killDrivers } from '../testkit/servers';
-import { printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
+import { median, printHeader, printJson, printStats, printTarget, round, stats } from '../testkit/stats';
 import { defer, envInt, runBench } from './lifecycle';
 import { pidsMentioning, rssMiB, threadTicksByName, TICKS, treeTicks } from './proc-stats';
 import { startBenchStack, type BenchStack } from './stack';
@@ -542,11 +542,9 @@ async function concurrent(s: BenchStack, engine: SqlEngine, api: Side, conns: Sq
   ] as const)
     console.log(`  CPU ms a statement, ${label.padEnd(6)}: ${cpuLine(c)}`);
   printEngineThreads(apiT, directT);
-  const sorted = [...roundRatios].sort((a, b) => a - b);
-  const median = (sorted[(sorted.length - 1) >> 1] + sorted[sorted.length >> 1]) / 2;
   console.log(
-    `  API / direct by round: ${roundRatios.map((x) => `${round(x, 1)} %`).join(', ')}; median ${round(median, 1)} %, ` +
-      `from ${round(sorted[0], 1)} to ${round(sorted.at(-1)!, 1)} %`,
+    `  API / direct by round: ${roundRatios.map((x) => `${round(x, 1)} %`).join(', ')}; median ${round(median(roundRatios), 1)} %, ` +
+      `from ${round(Math.min(...roundRatios), 1)} to ${round(Math.max(...roundRatios), 1)} %`,
   );
   printTarget('API / direct statements/s', (100 * apiRate) / directRate, '>', 90, '%');
   return {

@@ -32,6 +32,12 @@ export function stats(values: number[]): Stats {
 
 export const round = (v: number, digits = 1) => Math.round(v * 10 ** digits) / 10 ** digits;
 
+/** The median: the middle value, or the mean of the two middle ones (stats().p50 is the lower one). */
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return (s[(s.length - 1) >> 1] + s[s.length >> 1]) / 2;
+}
+
 const fmt = (v: number) => (Number.isNaN(v) ? '-' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
 
 /** Prints a table of latency distributions, in ms. */
