@@ -19,7 +19,9 @@
 // undici's fetch (Node's global fetch) cost 0.7-2.5 ms more CPU a call than node:http here (0.8 ms against
 // bench/sql-api-cpu.ts's stand-in at 40/s), which the direct side never pays. BENCH_CLIENT=fetch brings it back.
 //
-//   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (9), BENCH_SECONDS (60),
+//   npm run bench:sql          BENCH_N (300), BENCH_WARMUP (30), BENCH_ROWS_RUNS (15), BENCH_ROWS_WARMUP (at least
+//                              15 rounds of the three sides, then on until a round's time is steady),
+//                              BENCH_ROWS_WARMUP_MAX (45), BENCH_SECONDS (60),
 //                              BENCH_CONCURRENCY (8), BENCH_CONCURRENT_WARMUP (at least 60 s a side, in alternating
 //                              10 s slices, then on until the rates are steady), BENCH_CONCURRENT_WARMUP_MAX (300),
 //                              BENCH_CONCURRENT_ROUNDS (6: BENCH_SECONDS a side in alternating rounds; the ratio of
@@ -49,7 +51,13 @@ import { startBenchStack, type BenchStack } from './stack';
 
 const N = envInt('BENCH_N', 300);
 const WARMUP = envInt('BENCH_WARMUP', 30);
-const ROWS_RUNS = envInt('BENCH_ROWS_RUNS', 9);
+const ROWS_RUNS = envInt('BENCH_ROWS_RUNS', 15);
+/** The 100,000-row phase's warm-up, in rounds of the three sides: at least this many, then on until steady. */
+const ROWS_WARMUP = envInt('BENCH_ROWS_WARMUP', 15);
+const ROWS_WARMUP_MAX = Math.max(ROWS_WARMUP, envInt('BENCH_ROWS_WARMUP_MAX', 45));
+/** Rows warm once the median round time of the last ROWS_STEADY_ROUNDS rounds is within ROWS_STEADY of the ones before. */
+const ROWS_STEADY_ROUNDS = 5;
+const ROWS_STEADY = 0.1;
 const SECONDS = envInt('BENCH_SECONDS', 60);
 const CONCURRENCY = envInt('BENCH_CONCURRENCY', 8);
 const CONCURRENT_WARMUP = envInt('BENCH_CONCURRENT_WARMUP', 60);
@@ -414,12 +422,33 @@ async function manyRows(engine: SqlEngine, api: Side, direct: Side, s: BenchStac
   // Three sides in rotating order: the API's JSON object (parsed after its last byte, as `res.json()` does), the
   // API's JSON lines (parsed as they arrive), and the direct client (rows decoded as they arrive).
   const lines = apiLinesSide(s, engine);
-  for (const side of [api, lines, direct]) await side.run(BIG[engine], ROWS); // warm-up
+  const order = [direct, api, lines];
+  const rotated = (i: number) => [...order.slice(i % 3), ...order.slice(0, i % 3)];
+  // Warmed first, in the same rotating rounds, until a round's time stops falling: both engines' JITs take 15
+  // to 20 such rounds to settle (the Thrift Server from 350 to 150-200 ms a call, Trino from 700 to 380), and
+  // 9 runs from cold measured mostly the warm-up, each side's median at another point of it. A round's time
+  // varies by a third from one round to the next (the engine's collector), hence medians over 5 rounds.
+  const warmRounds: number[] = [];
+  for (let i = 0; ; i++) {
+    const steadyNow = steady(warmRounds, ROWS_STEADY_ROUNDS, ROWS_STEADY, median);
+    if (i >= ROWS_WARMUP && (steadyNow || i >= ROWS_WARMUP_MAX)) {
+      console.log(
+        steadyNow
+          ? `  warm after ${i} rounds of the three sides (the median round of the last ${ROWS_STEADY_ROUNDS} within ${100 * ROWS_STEADY} % of the ${ROWS_STEADY_ROUNDS} before): ${round(median(warmRounds.slice(-ROWS_STEADY_ROUNDS)))} ms a round`
+          : `  not steady after ${i} rounds (BENCH_ROWS_WARMUP_MAX): measured all the same`,
+      );
+      break;
+    }
+    let roundMs = 0;
+    for (const side of rotated(i)) roundMs += (await time(side, BIG[engine], ROWS))[0];
+    warmRounds.push(roundMs);
+  }
   const rowsPerS: Record<'API' | 'API lines' | 'direct', number[]> = { API: [], 'API lines': [], direct: [] };
   const parseMs: number[] = [];
+  /** The JSON object's rows/s up to its last byte: what the API delivers, before the client's own parse. */
+  const lastByteRowsPerS: number[] = [];
   for (let i = 0; i < ROWS_RUNS; i++) {
-    const order = [direct, api, lines];
-    for (const side of [...order.slice(i % 3), ...order.slice(0, i % 3)]) {
+    for (const side of rotated(i)) {
       // One warm API run under the profiler (BENCH_CPU_PROFILE), and not counted: the profiler slows it.
       if (PROFILE_DIR && side === api && i === ROWS_RUNS - 1)
         await profiled(`sql-rows-${engine}`, () => time(side, BIG[engine], ROWS));
@@ -429,7 +458,10 @@ async function manyRows(engine: SqlEngine, api: Side, direct: Side, s: BenchStac
       cpuMs[side.label].push(c1.map((v, k) => v - c0[k]));
       if (rows !== ROWS) throw new Error(`${side.label}: ${rows} rows, expected ${ROWS}`);
       rowsPerS[side.label as 'API' | 'API lines' | 'direct'].push((rows / ms) * 1000);
-      if (side === api) parseMs.push(api.lastParseMs!);
+      if (side === api) {
+        parseMs.push(api.lastParseMs!);
+        lastByteRowsPerS.push((rows / (ms - api.lastParseMs!)) * 1000);
+      }
     }
     if (ROWS_ONLY)
       console.log(
@@ -461,23 +493,26 @@ async function manyRows(engine: SqlEngine, api: Side, direct: Side, s: BenchStac
   const parse = stats(parseMs).p50;
   console.log(
     `  of an API call, the client's own work after the last byte (body to string, JSON.parse): ${round(parse)} ms median, ` +
-      `${round((100 * parse * bigApi) / ROWS / 1000)} % of the call`,
+      `${round((100 * parse * bigApi) / ROWS / 1000)} % of the call; up to the last byte the JSON object came at ` +
+      `${round(median(lastByteRowsPerS), 0)} rows/s, ${round((100 * median(lastByteRowsPerS)) / bigDirect, 1)} % of direct`,
   );
 
   return {
     rowsPerSApi: round(bigApi, 0),
     rowsApiClientParseMs: round(parse),
+    rowsPerSApiToLastByte: round(median(lastByteRowsPerS), 0),
     rowsPerSApiLines: round(bigLines, 0),
     rowsPerSDirect: round(bigDirect, 0),
   };
 }
 
-/** The last STEADY_SLICES rates' mean within STEADY of the mean of the STEADY_SLICES before them. */
-function steady(rates: number[]): boolean {
-  if (rates.length < 2 * STEADY_SLICES) return false;
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const [before, last] = [mean(rates.slice(-2 * STEADY_SLICES, -STEADY_SLICES)), mean(rates.slice(-STEADY_SLICES))];
-  return Math.abs(last - before) <= STEADY * before;
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** The centre (`mean` or `median`) of the last `n` values within `tolerance` of the centre of the `n` before them. */
+function steady(values: number[], n = STEADY_SLICES, tolerance = STEADY, centre = mean): boolean {
+  if (values.length < 2 * n) return false;
+  const [before, last] = [centre(values.slice(-2 * n, -n)), centre(values.slice(-n))];
+  return Math.abs(last - before) <= tolerance * before;
 }
 
 /** 8 concurrent clients a side: statements/s and the CPU a statement cost. */
