@@ -214,6 +214,9 @@ export function serverCommands(o: ServicesOptions): { temporal: Command; mongo: 
 
   const mongoArgs = [
     '-Xmx512m',
+    // No performance counters: the JVM samples them every 50 ms, idle or not (20 wake-ups a second, half the
+    // idle server's; bench:idle). jstat and jps no longer see this JVM; jcmd and jmap still do.
+    '-XX:-UsePerfData',
     '-cp',
     readFileSync(cpFile, 'utf8').trim(),
     path.join(ROOT, 'scripts', 'mongo', 'Launcher.java'),

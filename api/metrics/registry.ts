@@ -50,7 +50,10 @@ export interface ApiMetrics {
 
 export function createApiMetrics(): ApiMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'spark_orchestrator_api_' });
+  // The event loop's delay is sampled by a timer: every 10 ms by default, a wake-up a hundred times a second
+  // in an idle API (3 % of a core on a VM where waking an idle CPU is dear; bench/README.md, bench:idle).
+  // Every 100 ms still catches any stall longer than that, and the lag at each scrape is measured apart.
+  collectDefaultMetrics({ register: registry, prefix: 'spark_orchestrator_api_', eventLoopMonitoringPrecision: 100 });
   const registers = [registry];
   const sources: GaugeSources = {};
   // One read of the store per scrape serves its four gauges (each collects on its own); newScrape() starts the next.

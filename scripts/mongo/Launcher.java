@@ -168,8 +168,9 @@ public class Launcher {
      * MVStore's own housekeeping (FileStore.doHousekeeping: rewriting sparse chunks so their space can be reused,
      * moving chunks when the file is fragmented), which its background writer ran every 10 ms and which went
      * with it: without it 100,000 writes grew the file to 2.6 GB. Run here every 200 ms while the store changes
-     * and for 10 s after, then not at all while it is idle. The method is not public; it is called as MVStore's
-     * own thread calls it.
+     * and for 10 s after, then not at all while it is idle (the thread then looks every 2 s, not 5 times a
+     * second: an idle server's wake-ups, bench:idle). The method is not public; it is called as MVStore's own
+     * thread calls it.
      */
     static void startHousekeeper(MVStore store) {
         java.lang.reflect.Method housekeeping;
@@ -182,16 +183,17 @@ public class Launcher {
         Thread t = new Thread(() -> {
             long lastVersion = store.getCurrentVersion();
             long changedAt = System.nanoTime();
+            boolean idle = false;
             while (!store.isClosed()) {
                 try {
-                    Thread.sleep(200);
+                    Thread.sleep(idle ? 2_000 : 200);
                     long version = store.getCurrentVersion();
                     if (version != lastVersion) {
                         lastVersion = version;
                         changedAt = System.nanoTime();
-                    } else if (System.nanoTime() - changedAt > 10_000_000_000L) {
-                        continue;
                     }
+                    idle = System.nanoTime() - changedAt > 10_000_000_000L;
+                    if (idle) continue;
                     housekeeping.invoke(store.getFileStore(), store);
                 } catch (InterruptedException e) {
                     return;
