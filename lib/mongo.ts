@@ -50,7 +50,8 @@ export const POOL_CHECK_MS = 5_000;
  * The driver checks each connection pool's minimum size every 100 ms: a wake-up ten times a second in every
  * process (and thread) that holds a client, busy or idle, though no pool here has a minimum (minPoolSize 0)
  * and a checkout drops a dead connection itself. On a VM where waking an idle CPU is dear, that one timer cost
- * 1.6-4 % of a core a client (bench/README.md, bench:idle). Its period is an internal option
+ * about 2 % of a core a client (an idle client alone: 3.4-4.1 % with it, 1.9 % without; bench/README.md,
+ * bench:idle). Its period is an internal option
  * (minPoolSizeCheckFrequencyMS), refused in the options and the URL, read from the client's parsed options when
  * a pool is made: set there, before connecting. A driver without it ignores it
  * (test/integration/store-pools.test.ts says so).
