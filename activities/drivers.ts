@@ -14,6 +14,7 @@ import { busyOnceRunning, finishedOnSuccess } from '../domain/job-transitions';
 import type { Job, JobLogEntry } from '../domain/types';
 import type { Config } from '../lib/config';
 import type { AdapterLookup } from './adapters/registry';
+import { heartbeating } from './heartbeat';
 import type { createProjection } from './projection';
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -123,7 +124,9 @@ export function createDriverActivities(
             }
           : spec;
       try {
-        const launched = adapter.launch(full).then((st) => (adapter.hostBound ? { ...st, host: thisHost } : st));
+        const launched = heartbeating(
+          adapter.launch(full).then((st) => (adapter.hostBound ? { ...st, host: thisHost } : st)),
+        );
         if (since === undefined) return await launched;
         return await withinDeadline(launched, since + deadline - Date.now(), () => launchDeadlineFailure(deadline));
       } catch (e) {
@@ -154,7 +157,7 @@ export function createDriverActivities(
         if (e instanceof ApplicationFailure && e.type === FailureType.CLUSTER_NOT_FOUND) return undefined;
         throw e;
       });
-      await adapter?.remove(driverId);
+      if (adapter) await heartbeating(adapter.remove(driverId));
     },
 
     async driverLogs(clusterName: string, driverIds: string[], range: LogRange): Promise<JobLogEntry[]> {

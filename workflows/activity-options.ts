@@ -33,9 +33,17 @@ export const entityProjection = proxyActivities<Activities>({
   retry: { initialInterval: '100ms', maximumInterval: '5s' },
 });
 
+/**
+ * Launches and removals heartbeat while under way (activities/heartbeat.ts): a worker that dies during one is
+ * noticed within 30 s, and an activity that ended leaves Temporal no timer due at its start-to-close timeout (one
+ * a job, each costing the idle server a few ms minutes after the work: npm run soak).
+ */
+const HEARTBEAT = '30s';
+
 /** Launching and removing drivers: idempotent, so retried freely; a spec that cannot run is not. */
 const DRIVERS: ActivityOptions = {
   startToCloseTimeout: '10m',
+  heartbeatTimeout: HEARTBEAT,
   retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ClusterNotFound', 'InvalidSpec'] },
 };
 export const drivers = proxyActivities<Activities>(DRIVERS);
@@ -46,6 +54,7 @@ export const drivers = proxyActivities<Activities>(DRIVERS);
  */
 const LAUNCHING: ActivityOptions = {
   startToCloseTimeout: '10m',
+  heartbeatTimeout: HEARTBEAT,
   retry: { maximumAttempts: 1 },
 };
 export const launching = proxyActivities<Activities>(LAUNCHING);
@@ -53,6 +62,7 @@ export const launching = proxyActivities<Activities>(LAUNCHING);
 /** A first quick try at removing a driver; if the cluster does not answer, `cleanup` goes on in the background. */
 const QUICK_REMOVAL: ActivityOptions = {
   startToCloseTimeout: '1m',
+  heartbeatTimeout: HEARTBEAT,
   retry: { initialInterval: '500ms', maximumAttempts: 2, nonRetryableErrorTypes: ['ClusterNotFound'] },
 };
 export const quickRemoval = proxyActivities<Activities>(QUICK_REMOVAL);
@@ -60,6 +70,7 @@ export const quickRemoval = proxyActivities<Activities>(QUICK_REMOVAL);
 /** Removing a driver in the background until its cluster answers again, backing off to one try in 5 min. */
 const CLEANUP: ActivityOptions = {
   startToCloseTimeout: '2m',
+  heartbeatTimeout: HEARTBEAT,
   retry: { initialInterval: '2s', maximumInterval: '5m', nonRetryableErrorTypes: ['ClusterNotFound'] },
 };
 export const cleanup = proxyActivities<Activities>(CLEANUP);
@@ -67,7 +78,7 @@ export const cleanup = proxyActivities<Activities>(CLEANUP);
 /** Watching a driver: long-running and heartbeating, so a dead worker is noticed within 30 s. */
 const WATCH: ActivityOptions = {
   startToCloseTimeout: '15m',
-  heartbeatTimeout: '30s',
+  heartbeatTimeout: HEARTBEAT,
   retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: ['ClusterNotFound'] },
 };
 export const watch = proxyActivities<Activities>(WATCH);

@@ -139,6 +139,32 @@ describe('job workflow with a replaced adapter', () => {
     }
   });
 
+  it('launches and removals run with a 30 s heartbeat timeout, as watches do', async () => {
+    // A worker lost during one is noticed within 30 s, not at the start-to-close timeout (minutes); and an
+    // activity that ended leaves Temporal no timer due minutes later (activities/heartbeat.ts).
+    const w = await startWorker();
+    try {
+      fake.plan(['RUNNING', 'FAILED']);
+      const id = await submit({ maxRetries: '1' });
+      fake.planFor(`job-${id}-2`, ['RUNNING', 'SUCCEEDED']);
+      await until(id, 'FINISHED');
+      await eventually(async () => fake.removed.includes(`job-${id}-2`), 10_000, 50);
+      const history = await h.temporal.workflow.getHandle(jobWorkflowId(id)).fetchHistory();
+      const scheduled = (history.events ?? []).flatMap((e) => {
+        const a = e.activityTaskScheduledEventAttributes;
+        return a ? [{ type: a.activityType?.name, heartbeatS: Number(a.heartbeatTimeout?.seconds ?? 0) }] : [];
+      });
+      const types = scheduled.map((a) => a.type);
+      for (const t of ['launchDriver', 'removeDriver', 'watchJobDriver']) expect(types).toContain(t);
+      for (const a of scheduled.filter((x) => /^(launch|remove|watch)/.test(x.type ?? '')))
+        expect(a, `${a.type}`).toEqual({ type: a.type, heartbeatS: 30 });
+    } finally {
+      fake.plan(['RUNNING', 'SUCCEEDED']);
+      w.worker.shutdown();
+      await w.done;
+    }
+  });
+
   it('survives a worker crash while watching: one driver, and the job still finishes', async () => {
     fake.hold();
     let w = await startWorker();
