@@ -124,11 +124,13 @@ export function createDriverActivities(
             }
           : spec;
       try {
-        const launched = heartbeating(
-          adapter.launch(full).then((st) => (adapter.hostBound ? { ...st, host: thisHost } : st)),
+        const launched = adapter.launch(full).then((st) => (adapter.hostBound ? { ...st, host: thisHost } : st));
+        // Heartbeats stop when the activity ends, past the deadline too, even if the cluster never answers.
+        return await heartbeating(
+          since === undefined
+            ? launched
+            : withinDeadline(launched, since + deadline - Date.now(), () => launchDeadlineFailure(deadline)),
         );
-        if (since === undefined) return await launched;
-        return await withinDeadline(launched, since + deadline - Date.now(), () => launchDeadlineFailure(deadline));
       } catch (e) {
         if (e instanceof InvalidSpecError) throw ApplicationFailure.nonRetryable(e.message, FailureType.INVALID_SPEC);
         throw e;

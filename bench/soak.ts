@@ -205,8 +205,9 @@ runBench('soak', 1200 + JOBS + SETTLE_S, async () => {
     windows.push({ afterS, total: idleTotal });
     console.log(`  idle, ${String(afterS).padStart(4)} s after the sweep: ${cpuLine(idle)}; whole stack ${idleTotal}`);
   } while (windows[windows.length - 1].afterS < SETTLE_S);
-  const firstOver = windows.findLastIndex((w) => w.total >= IDLE_TARGET);
-  const settledAfterS = firstOver < 0 ? 0 : firstOver < windows.length - 1 ? windows[firstOver].afterS : undefined;
+  // From the end of the last window over the target on (undefined: the last window itself was over).
+  const lastOver = windows.findLastIndex((w) => w.total >= IDLE_TARGET);
+  const settledAfterS = lastOver < 0 ? 0 : lastOver < windows.length - 1 ? windows[lastOver].afterS : undefined;
   sample('idle', submitted);
 
   const base = rss.find((s) => s.at === 'after warm-up')!;

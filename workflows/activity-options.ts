@@ -98,7 +98,7 @@ export const short = proxyActivities<Activities>(SHORT);
 /** Waiting for a SQL engine to answer: its own start timeout bounds the activity. */
 const engineStartOptions = (timeoutMs: number): ActivityOptions => ({
   startToCloseTimeout: timeoutMs + 60_000,
-  heartbeatTimeout: '30s',
+  heartbeatTimeout: HEARTBEAT,
   retry: {
     initialInterval: '1s',
     maximumInterval: '10s',
